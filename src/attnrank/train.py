@@ -126,6 +126,6 @@ def train(model: nn.Module, batch_fn: Callable[[int], Any],
             if now - last_report > 5 or done == cfg.steps:
                 rate = done / (now - t0)
                 log.info("%s step %d/%d  mean loss %.4g  %.0f steps/s", desc, done, cfg.steps,
-                         float(losses.mean()), rate)
+                         float(losses.detach().mean()), rate)
                 last_report = now
     return rows

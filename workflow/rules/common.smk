@@ -4,7 +4,8 @@ import json
 from pathlib import Path
 
 SCALE = config["scale"]
-RESULTS = f"results/{SCALE}"
+RESULTS = f"results/{SCALE}"  # artifacts only: every file here has a .prov.json sidecar
+LOGS = f"logs/{SCALE}"  # rule logs and benchmark timings (not artifacts)
 SRC = Path(workflow.basedir) / "src" / "attnrank"
 CONDA_ENV = "../../envs/attnrank.yaml"
 MINIP = config["minip"]

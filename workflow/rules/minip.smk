@@ -88,9 +88,9 @@ rule minip_train:
         code=MINIP_TRAIN_CODE,
     threads: config["train_threads"]
     log:
-        f"{RESULTS}/logs/minip_train/{{experiment}}/{{instance}}.log",
+        f"{LOGS}/minip_train/{{experiment}}/{{instance}}.log",
     benchmark:
-        f"{RESULTS}/benchmarks/minip_train/{{experiment}}/{{instance}}.tsv"
+        f"{LOGS}/benchmarks/minip_train/{{experiment}}/{{instance}}.tsv"
     conda:
         CONDA_ENV
     shell:
@@ -109,7 +109,7 @@ rule minip_table:
     params:
         code=code_hash(),
     log:
-        f"{RESULTS}/logs/minip_table/{{experiment}}.log",
+        f"{LOGS}/minip_table/{{experiment}}.log",
     conda:
         CONDA_ENV
     shell:
@@ -127,7 +127,7 @@ rule minip_constructions:
         code=code_hash("experiments/minip_constructions.py", "experiments/minip.py",
                        "models/kernel.py", "tasks/minip.py", "seeding.py"),
     log:
-        f"{RESULTS}/logs/minip_constructions.log",
+        f"{LOGS}/minip_constructions.log",
     conda:
         CONDA_ENV
     shell:
@@ -148,7 +148,7 @@ rule minip_information_bound:
         p=as_json({"float_bits": 32}),
         code=code_hash("experiments/minip_constructions.py"),
     log:
-        f"{RESULTS}/logs/minip_information_bound.log",
+        f"{LOGS}/minip_information_bound.log",
     conda:
         CONDA_ENV
     shell:
@@ -181,7 +181,7 @@ for fig, tables in MINIP_FIGURE_TABLES.items():
             p=minip_figure_params(),
             code=code_hash(f"figures/{fig}.py", "figures/__init__.py", "figures/style.py"),
         log:
-            f"{RESULTS}/logs/figures/{fig}.log",
+            f"{LOGS}/figures/{fig}.log",
         conda:
             CONDA_ENV
         shell:

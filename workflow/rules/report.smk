@@ -16,7 +16,7 @@ rule claims:
         p=as_json({"scale": SCALE, "minip": MINIP, "minip_grid": MINIP_GRID}),
         code=code_hash("claims.py"),
     log:
-        f"{RESULTS}/logs/claims.log",
+        f"{LOGS}/claims.log",
     conda:
         CONDA_ENV
     shell:

@@ -144,16 +144,21 @@ class KernelAttention(MinIPHead):
 
 
 class DenseAttention(MinIPHead):
-    """Dense softmax attention with score dimension m: π = softmax_j ⟨W_Q x_i + b_Q, W_K x_j + b_K⟩."""
+    """Dense softmax attention with score dimension m: π = softmax_j ⟨W_Q x_i + b_Q, W_K x_j + b_K⟩.
+
+    b_K is left out: it adds ⟨W_Q x_i + b_Q, b_K⟩, constant over j, which the softmax cancels, so
+    the function class is the same; as a parameter its gradient is exactly zero in theory and pure
+    rounding noise in practice, which Adam would amplify into a random walk.
+    """
 
     def __init__(self, m: int, gens: Sequence[torch.Generator]) -> None:
         super().__init__(m, gens)
         self.w_q, self.b_q = _weight(m, m, gens), _zeros(gens, m)
-        self.w_k, self.b_k = _weight(m, m, gens), _zeros(gens, m)
+        self.w_k = _weight(m, m, gens)
 
     def log_attention(self, bits: torch.Tensor) -> torch.Tensor:
         q = _apply(self.w_q, self.b_q, bits)
-        k = _apply(self.w_k, self.b_k, bits)
+        k = _apply(self.w_k, torch.zeros_like(self.b_q), bits)
         return torch.log_softmax(q @ k.transpose(-1, -2), dim=-1)
 
 
@@ -220,6 +225,5 @@ def dense_construction(m: int, beta: float = 20.0) -> DenseAttention:
         model.w_q.copy_(-beta * eye)
         model.b_q.zero_()
         model.w_k.copy_(eye)
-        model.b_k.zero_()
     _set_readout(model, 1.0, 0.0)
     return model
