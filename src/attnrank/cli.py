@@ -61,6 +61,20 @@ def cmd_minip_train(a: argparse.Namespace) -> None:
                      "instance": a.params.get("instance"), "seeds": a.params.get("seeds")})
 
 
+def cmd_minip_capacity(a: argparse.Namespace) -> None:
+    from attnrank.experiments.minip_capacity import run_capacity
+    from attnrank.io import write_table
+    from attnrank.train import resolve_device
+
+    _threads(a.threads)
+    device = resolve_device(a.device)
+    run = Run(a.rule, a.params, [], a.wildcards)
+    write_table(run_capacity(a.params, device), a.metrics)
+    run.finish([a.metrics], device=str(device),
+               seed={"experiment": a.params.get("experiment"), "instance": a.params.get("instance"),
+                     "seeds": a.params.get("seeds")})
+
+
 def cmd_minip_constructions(a: argparse.Namespace) -> None:
     from attnrank.experiments.minip_constructions import run_constructions
     from attnrank.io import write_table
@@ -78,7 +92,9 @@ def cmd_minip_table(a: argparse.Namespace) -> None:
 
     run = Run(a.rule, a.params, a.inputs, a.wildcards)
     df = pd.concat([read_table(p) for p in a.inputs], ignore_index=True)
-    write_table(df[df["final"]].reset_index(drop=True), a.out)
+    if not a.all_steps:
+        df = df[df["final"]].reset_index(drop=True)
+    write_table(df, a.out)
     run.finish([a.out])
 
 
@@ -126,6 +142,13 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--threads", type=int, default=1)
     p.set_defaults(func=cmd_minip_train)
 
+    p = sub.add_parser("minip-capacity", help="capacity-or-optimization probe (one instance)")
+    _common(p)
+    p.add_argument("--metrics", required=True, help="output metrics table (.parquet)")
+    p.add_argument("--device", default="auto", choices=["auto", "cpu", "cuda"])
+    p.add_argument("--threads", type=int, default=1)
+    p.set_defaults(func=cmd_minip_capacity)
+
     p = sub.add_parser("minip-constructions", help="evaluate the hand-built constructions")
     _common(p)
     p.add_argument("--out", required=True)
@@ -134,6 +157,7 @@ def build_parser() -> argparse.ArgumentParser:
 
     p = sub.add_parser("minip-table", help="final rows of several metrics tables, concatenated")
     _common(p)
+    p.add_argument("--all-steps", action="store_true", help="keep every logged step, not only the final")
     p.add_argument("--inputs", nargs="+", required=True)
     p.add_argument("--out", required=True)
     p.set_defaults(func=cmd_minip_table)

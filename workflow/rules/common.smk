@@ -22,7 +22,7 @@ def code_hash(*modules):
     """sha256 of the package modules a rule runs (paths relative to src/attnrank); as a params
     entry it makes the rule rerun when that code changes."""
     h = hashlib.sha256()
-    for rel in sorted(set(modules) | {"cli.py", "provenance.py", "io.py"}):
+    for rel in sorted(set(modules) | {"io.py"}):
         path = SRC / rel
         if not path.exists():
             raise WorkflowError(f"code_hash: module {path} does not exist")

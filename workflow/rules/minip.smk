@@ -99,6 +99,60 @@ rule minip_train:
         " --metrics {output.metrics} --weights {output.weights} > {log} 2>&1"
 
 
+def minip_capacity_job(instance):
+    c, g = MINIP_GRID["capacity"], MINIP_GRID
+    return as_json({"experiment": "capacity", "instance": instance, "seeds": g["seeds"],
+                    "data": {"kind": "random", "n_tokens": 3, "m": c["m"], "tokens": MINIP["tokens"]},
+                    "lr": MINIP["lr"], "warmup": MINIP["warmup"], "log_every": MINIP["log_every"],
+                    "hidden": MINIP["hidden"], "feature": MINIP["feature"],
+                    "eval_sequences": MINIP["eval_sequences"], "batch": g["random"]["batch"],
+                    "steps": c["steps"], "long_steps": c["long_steps"], "beta": c["beta"]})
+
+
+rule minip_capacity_train:
+    """Capacity or optimization: train at r = V from scratch (two lengths) and from the exact
+    construction (SPEC's caution on random tokens)."""
+    output:
+        f"{RESULTS}/minip/capacity/{{instance}}/metrics.parquet",
+    params:
+        job=lambda w: minip_capacity_job(w.instance),
+        wildcards=lambda w: as_json(dict(w.items())),
+        device=config["device"],
+        code=code_hash("experiments/minip_capacity.py", "experiments/minip.py", "models/kernel.py",
+                       "tasks/minip.py", "train.py", "seeding.py"),
+    wildcard_constraints:
+        instance="scratch|scratch_long|construction",
+    threads: config["train_threads"]
+    log:
+        f"{LOGS}/minip_capacity_train/{{instance}}.log",
+    benchmark:
+        f"{LOGS}/benchmarks/minip_capacity_train/{{instance}}.tsv"
+    conda:
+        CONDA_ENV
+    shell:
+        "python -m attnrank minip-capacity --rule minip_capacity_train --params {params.job:q}"
+        " --wildcards {params.wildcards:q} --device {params.device} --threads {threads}"
+        " --metrics {output} > {log} 2>&1"
+
+
+rule minip_capacity_table:
+    """The capacity probe's rows (every logged step) in one table."""
+    input:
+        expand(f"{RESULTS}/minip/capacity/{{instance}}/metrics.parquet",
+               instance=["scratch", "scratch_long", "construction"]),
+    output:
+        f"{RESULTS}/tables/minip_capacity.parquet",
+    params:
+        code=code_hash(),
+    log:
+        f"{LOGS}/minip_table/capacity.log",
+    conda:
+        CONDA_ENV
+    shell:
+        "python -m attnrank minip-table --rule minip_capacity_table --all-steps --inputs {input}"
+        " --out {output} > {log} 2>&1"
+
+
 rule minip_table:
     """Final rows of every task instance of one experiment, in one tidy table."""
     input:

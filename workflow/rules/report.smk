@@ -2,7 +2,7 @@
 
 CLAIM_TABLES = [f"{RESULTS}/tables/{t}.parquet" for t in
                 ["minip_length_sweep", "minip_rank_vs_m", "minip_witness", "minip_ood",
-                 "minip_constructions"]]
+                 "minip_constructions", "minip_capacity"]]
 
 
 rule claims:

@@ -122,8 +122,12 @@ class KernelAttention(MinIPHead):
         """a_Q, a_K: (M, B, N, r) each."""
         if self.feature_map == "table":
             rows = self.token_rows(bits)
-            idx = torch.arange(self.n_models, device=bits.device)[:, None, None]
-            a = self.table[idx, rows]
+            n_vocab = self.table.shape[1]
+            offset = torch.arange(self.n_models, device=bits.device)[:, None, None] * n_vocab
+            # index_select on the flattened (M·V, 2r) table: its backward is far cheaper than
+            # advanced indexing's scatter.
+            flat = self.table.reshape(self.n_models * n_vocab, -1)
+            a = flat.index_select(0, (rows + offset).reshape(-1)).reshape(*rows.shape, -1)
         else:
             a = _apply(self.w2, self.b2, F.gelu(_apply(self.w1, self.b1, bits)))
         return a[..., :self.rank], a[..., self.rank:]
