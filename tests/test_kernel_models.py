@@ -123,3 +123,18 @@ def test_per_model_init_independent_of_batch_composition():
     b = KernelAttention(8, 4, gens1, feature_map="mlp")
     for (name, pa), (_, pb) in zip(a.named_parameters(), b.named_parameters(), strict=True):
         assert torch.equal(pa[1], pb[0]), name
+
+
+def test_vocabulary_construction_is_exact_at_r_equal_vocab_size():
+    """The capacity probe's starting point: r = V table features solve N = 3 exactly."""
+    from attnrank.experiments.minip_capacity import set_vocab_construction
+
+    vocab = token_vocab(6, "fixed_weight")
+    gens = [torch.Generator().manual_seed(s) for s in range(2)]
+    model = KernelAttention(6, vocab.shape[0], gens, feature_map="table", vocab=vocab)
+    set_vocab_construction(model, vocab, beta=8.0)
+    idx = torch.tensor(list(itertools.product(range(vocab.shape[0]), repeat=3)))
+    bits = vocab[idx][None].expand(2, -1, -1, -1)
+    assert worst_error(model, bits) < 0.01
+    with pytest.raises(ValueError, match="r = V"):
+        set_vocab_construction(KernelAttention(6, 3, gens, vocab=vocab), vocab, 8.0)

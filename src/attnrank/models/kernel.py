@@ -23,6 +23,7 @@ from torch.nn import functional as F
 from attnrank.tasks.minip import bit_codes
 
 FEATURE_MAPS = ("table", "mlp")
+LOOKUP_BITS = 16  # token tables index rows through a dense code → row lookup up to this m
 FEATURES = ("exp", "softplus")
 
 
@@ -78,8 +79,8 @@ class MinIPHead(nn.Module):
         pi = self.attention(bits)
         proj = _apply(self.w_out, self.b_out, bits)
         m = self.m
-        o = pi @ proj[..., :m]
-        return (proj[..., m:2 * m] * o).sum(-1) + proj[..., 2 * m]
+        v, q, lin = torch.split(proj, [m, m, 1], dim=-1)  # split: one cheap backward, no slices
+        return ((q * (pi @ v)).sum(-1, keepdim=True) + lin).squeeze(-1)
 
 
 class KernelAttention(MinIPHead):
@@ -103,19 +104,35 @@ class KernelAttention(MinIPHead):
         if feature_map == "table":
             if vocab is None:
                 raise ValueError("feature_map='table' needs the vocabulary of tokens (V, m)")
-            codes = bit_codes(vocab)
-            self.register_buffer("vocab_codes", codes.sort().values)
+            codes = bit_codes(vocab).sort().values
+            self.register_buffer("vocab_codes", codes)
+            # code → row lookup (−1: not in the vocabulary) when codes are small; else searchsorted
+            lookup = torch.full((int(codes.max()) + 1 if m <= LOOKUP_BITS else 0,), -1)
+            lookup[codes[codes < lookup.numel()]] = torch.arange(len(codes))[codes < lookup.numel()]
+            self.register_buffer("code_rows", lookup, persistent=False)
+            self._rows_cache: tuple[torch.Tensor, torch.Tensor] | None = None
             self.table = nn.Parameter(_normal((vocab.shape[0], 2 * rank), 1.0, gens))  # [a_Q, a_K]
         else:
             self.w1, self.b1 = _weight(hidden, m, gens), _zeros(gens, hidden)
             self.w2, self.b2 = _weight(2 * rank, hidden, gens), _zeros(gens, 2 * rank)
 
     def token_rows(self, bits: torch.Tensor) -> torch.Tensor:
-        """Row of each token in the table: (M, B, N) int64; unknown tokens are an error."""
+        """Row of each token in the table: (M, B, N) int64; unknown tokens are an error.
+
+        The rows of the last bits tensor are cached (a full-batch family is the same tensor every
+        step)."""
+        if self._rows_cache is not None and self._rows_cache[0] is bits:
+            return self._rows_cache[1]
         codes = bit_codes(bits)
-        rows = torch.searchsorted(self.vocab_codes, codes).clamp(max=len(self.vocab_codes) - 1)
-        if not torch.equal(self.vocab_codes[rows], codes):
-            raise ValueError("a token is not in the feature table's vocabulary")
+        if self.code_rows.numel():
+            rows = self.code_rows[codes.clamp(max=self.code_rows.numel() - 1)]
+            if bool((rows < 0).any()) or not torch.equal(self.vocab_codes[rows.clamp(min=0)], codes):
+                raise ValueError("a token is not in the feature table's vocabulary")
+        else:
+            rows = torch.searchsorted(self.vocab_codes, codes).clamp(max=len(self.vocab_codes) - 1)
+            if not torch.equal(self.vocab_codes[rows], codes):
+                raise ValueError("a token is not in the feature table's vocabulary")
+        self._rows_cache = (bits, rows)
         return rows
 
     def preactivations(self, bits: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor]:
@@ -130,7 +147,8 @@ class KernelAttention(MinIPHead):
             a = flat.index_select(0, (rows + offset).reshape(-1)).reshape(*rows.shape, -1)
         else:
             a = _apply(self.w2, self.b2, F.gelu(_apply(self.w1, self.b1, bits)))
-        return a[..., :self.rank], a[..., self.rank:]
+        a_q, a_k = torch.split(a, self.rank, dim=-1)
+        return a_q, a_k
 
     def log_attention(self, bits: torch.Tensor) -> torch.Tensor:
         a_q, a_k = self.preactivations(bits)
