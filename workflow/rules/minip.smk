@@ -5,77 +5,6 @@ MINIP_TRAIN_CODE = code_hash("experiments/minip.py", "models/kernel.py", "tasks/
                              "train.py", "seeding.py")
 
 
-def minip_instances(experiment):
-    g = MINIP_GRID
-    if experiment == "length_sweep":
-        return [f"N{n}" for n in g["length_sweep"]["lengths"]]
-    if experiment == "rank_vs_m":
-        return [f"m{m}" for m in g["rank_vs_m"]["ms"]]
-    if experiment == "witness":
-        return list(g["witness"]["feature_maps"])
-    if experiment == "ood":
-        return [s["name"] for s in g["ood"]["scales"]]
-    raise WorkflowError(f"unknown Min-IP experiment {experiment!r}")
-
-
-def minip_job(experiment, instance):
-    """The resolved parameters of one training job (a JSON object; see experiments/minip.py)."""
-    g = MINIP_GRID
-    if instance not in minip_instances(experiment):
-        raise WorkflowError(f"{experiment}: unknown instance {instance!r}; "
-                            f"config has {minip_instances(experiment)}")
-    job = {"experiment": experiment, "instance": instance, "seeds": g["seeds"],
-           "ranks": g["ranks"], "dense": True, "lr": MINIP["lr"], "warmup": MINIP["warmup"],
-           "log_every": MINIP["log_every"], "hidden": MINIP["hidden"],
-           "feature": MINIP["feature"], "eval_sequences": MINIP["eval_sequences"],
-           "batch": g["random"]["batch"], "steps": g["random"]["steps"]}
-    tokens = MINIP["tokens"]
-    if experiment == "length_sweep":
-        n = int(instance[1:])
-        job["data"] = {"kind": "random", "n_tokens": n, "m": g["length_sweep"]["m"],
-                       "tokens": tokens}
-        job["feature_map"] = g["length_sweep"]["feature_map"]
-    elif experiment == "rank_vs_m":
-        job["data"] = {"kind": "random", "n_tokens": 3, "m": int(instance[1:]), "tokens": tokens}
-        job["feature_map"] = g["rank_vs_m"]["feature_map"]
-    elif experiment == "witness":
-        w = g["witness"]
-        job["data"] = {"kind": "witness", "blocks": w["blocks"], "width": w["width"]}
-        job.update(feature_map=instance, ranks=w["ranks"], batch=0, steps=w["steps"])
-    else:
-        o = g["ood"]
-        s = next(s for s in o["scales"] if s["name"] == instance)
-        job["data"] = {"kind": "pools", "n_tokens": 3, "m": s["m"], "tokens": tokens,
-                       "train_pool": s["train_pool"], "test_pool": s["test_pool"],
-                       "share_tokens": o["share_tokens"]}
-        job.update(feature_map=o["feature_map"], batch=o["batch"], steps=o["steps"])
-    return as_json(job)
-
-
-def minip_constructions_params():
-    g = MINIP_GRID
-    c = MINIP["constructions"]
-    dense_ms = sorted(set(g["rank_vs_m"]["ms"]) | {g["length_sweep"]["m"]})
-    return as_json({"tokens": MINIP["tokens"], "eval_sequences": MINIP["eval_sequences"],
-                    "rank1_m": g["length_sweep"]["m"], "lengths": g["length_sweep"]["lengths"],
-                    "exp_ms": g["constructions"]["exp_ms"], "exp_betas": c["exp_betas"],
-                    "dense_ms": dense_ms, "dense_beta": c["dense_beta"],
-                    "witness": {"blocks": g["witness"]["blocks"],
-                                "width": g["witness"]["width"]}})
-
-
-def minip_figure_params():
-    g = MINIP_GRID
-    return as_json({"scale": SCALE, "target_accuracy": MINIP["target_accuracy"],
-                    "exact_accuracy": MINIP["exact_accuracy"],
-                    "witness": {"blocks": g["witness"]["blocks"], "width": g["witness"]["width"]}})
-
-
-def minip_targets():
-    return ([f"{RESULTS}/figures/{name}.pdf" for name in MINIP_FIGURE_TABLES]
-            + [f"{RESULTS}/tables/minip_information_bound.csv"])
-
-
 rule minip_train:
     """Train every kernel rank group and the dense baseline of one Min-IP task instance."""
     output:
@@ -97,16 +26,6 @@ rule minip_train:
         "python -m attnrank minip-train --rule minip_train --params {params.job:q}"
         " --wildcards {params.wildcards:q} --device {params.device} --threads {threads}"
         " --metrics {output.metrics} --weights {output.weights} > {log} 2>&1"
-
-
-def minip_capacity_job(instance):
-    c, g = MINIP_GRID["capacity"], MINIP_GRID
-    return as_json({"experiment": "capacity", "instance": instance, "seeds": g["seeds"],
-                    "data": {"kind": "random", "n_tokens": 3, "m": c["m"], "tokens": MINIP["tokens"]},
-                    "lr": MINIP["lr"], "warmup": MINIP["warmup"], "log_every": MINIP["log_every"],
-                    "hidden": MINIP["hidden"], "feature": MINIP["feature"],
-                    "eval_sequences": MINIP["eval_sequences"], "batch": g["random"]["batch"],
-                    "steps": c["steps"], "long_steps": c["long_steps"], "beta": c["beta"]})
 
 
 rule minip_capacity_train:
@@ -232,6 +151,7 @@ for fig, tables in MINIP_FIGURE_TABLES.items():
             png=f"{RESULTS}/figures/{fig}.png",
         params:
             figure=fig,
+            rule_name=f"figure_{fig}",
             p=minip_figure_params(),
             code=code_hash(f"figures/{fig}.py", "figures/__init__.py", "figures/style.py"),
         log:
@@ -239,5 +159,5 @@ for fig, tables in MINIP_FIGURE_TABLES.items():
         conda:
             CONDA_ENV
         shell:
-            "python -m attnrank figure {params.figure} --rule {rule} --params {params.p:q}"
+            "python -m attnrank figure {params.figure} --rule {params.rule_name} --params {params.p:q}"
             " --inputs {input} --out {output.pdf} > {log} 2>&1"

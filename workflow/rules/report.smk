@@ -22,7 +22,3 @@ rule claims:
     shell:
         "python -m attnrank claims --rule claims --params {params.p:q} --inputs {input}"
         " --md {output.md} --csv {output.csv} > {log} 2>&1"
-
-
-def all_targets():
-    return minip_targets() + [f"{RESULTS}/claims.md"]
