@@ -4,8 +4,10 @@ VENV := .venv
 PY := $(VENV)/bin/python
 STAMP := $(VENV)/.installed
 CORES ?= all
+# Rules run `python -m attnrank ...`: make that the venv's python.
+export PATH := $(CURDIR)/$(VENV)/bin:$(PATH)
 
-.PHONY: setup reproduce smoke test lint bench clean-smoke
+.PHONY: setup reproduce smoke test lint bench reference
 
 setup: $(STAMP)
 
@@ -31,5 +33,8 @@ lint: $(STAMP)
 	$(VENV)/bin/ruff check .
 	$(VENV)/bin/snakemake --lint
 
-bench: $(STAMP)
+bench: $(STAMP)  ## vectorized trainer vs a loop of models -> benchmarks/results/trainer.json
 	$(PY) benchmarks/trainer.py
+
+reference: $(STAMP)  ## copy results/full's tables, PNGs and claims to results/reference/
+	$(PY) -m attnrank reference --run results/full --dest results/reference

@@ -78,8 +78,9 @@ def main() -> None:
     rows = []
     for threads in a.threads:
         torch.set_num_threads(threads)
-        for kind, rank in (("table", 8), ("mlp", 16), ("table", 64), ("dense", 0)):
-            row = bench(kind, rank, a.models, a.steps, a.batch, a.repeats) | {"threads": threads}
+        for kind, rank, batch in (("table", 8, 64), ("table", 8, a.batch), ("mlp", 16, a.batch),
+                                  ("table", 64, a.batch), ("dense", 0, a.batch)):
+            row = bench(kind, rank, a.models, a.steps, batch, a.repeats) | {"threads": threads}
             print(json.dumps(row), flush=True)
             rows.append(row)
     summary = {
