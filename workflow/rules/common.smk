@@ -140,4 +140,4 @@ def minip_capacity_job(instance):
 
 
 def all_targets():
-    return minip_targets() + [f"{RESULTS}/claims.md"]
+    return minip_targets() + entropic_targets() + [f"{RESULTS}/claims.md"]

@@ -2,7 +2,7 @@
 
 CLAIM_TABLES = [f"{RESULTS}/tables/{t}.parquet" for t in
                 ["minip_length_sweep", "minip_rank_vs_m", "minip_witness", "minip_ood",
-                 "minip_constructions", "minip_capacity"]]
+                 "minip_constructions", "minip_capacity"]] + ENTROPIC_CLAIM_TABLES
 
 
 rule claims:
@@ -13,7 +13,8 @@ rule claims:
         md=report(f"{RESULTS}/claims.md", caption="../report/claims.rst", category="Claims"),
         csv=f"{RESULTS}/claims.csv",
     params:
-        p=as_json({"scale": SCALE, "minip": MINIP, "minip_grid": MINIP_GRID}),
+        p=as_json({"scale": SCALE, "minip": MINIP, "minip_grid": MINIP_GRID,
+                   "entropic": ENTROPIC, "entropic_grid": ENTROPIC_GRID}),
         code=code_hash("claims.py"),
     log:
         f"{LOGS}/claims.log",

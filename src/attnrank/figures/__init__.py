@@ -8,7 +8,9 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
-FIGURES = ("minip_length_sweep", "minip_rank_vs_m", "minip_witness", "minip_ood_pools")
+FIGURES = ("minip_length_sweep", "minip_rank_vs_m", "minip_witness", "minip_ood_pools",
+           "entropic_surrogate_phase", "entropic_surrogate_recovery", "entropic_ladder",
+           "entropic_attention_native", "entropic_attention_recovery", "entropic_predictability")
 
 
 def draw(name: str, inputs: Sequence[str | Path], out_pdf: str | Path,

@@ -103,6 +103,12 @@ class AttentionStudents(nn.Module):
 
     def forward(self, x: torch.Tensor) -> torch.Tensor:
         """Predictions for inputs x (I, S, N, d): (I, R, S, N, e)."""
+        if self.kind == "linear":
+            return self._linear_forward(self.inputs(x))
+        return self.mix_forward(x)
+
+    def mix_forward(self, x: torch.Tensor) -> torch.Tensor:
+        """M(X') X' V through the explicit N×N mixer (any kind): (I, R, S, N, e)."""
         xp = self.inputs(x)
         i_, s_, n, dp = xp.shape
         r_ = len(self.ranks)
@@ -110,6 +116,20 @@ class AttentionStudents(nn.Module):
         mx = (mix @ xp.reshape(i_ * s_, n, dp)).reshape(i_, s_, r_, n, dp)
         mx = mx.permute(0, 2, 1, 3, 4).reshape(i_, r_, s_ * n, dp)
         return (mx @ self.v).reshape(i_, r_, s_, n, self.e)
+
+    def _linear_forward(self, xp: torch.Tensor) -> torch.Tensor:
+        """The same function for the linear kind, reassociated: (X K Xᵀ) X V = X (K G V) with the
+        d'×d' Gram G = Xᵀ X of each sequence — a third of the multiply-adds, all in tall matmuls."""
+        i_, s_, n, dp = xp.shape
+        r_, e = len(self.ranks), self.e
+        g = xp.transpose(-1, -2) @ xp  # (I, S, d', d')
+        k = (self.scale * self.kernel()).reshape(i_, r_ * dp, dp)
+        kg = k @ g.permute(0, 2, 1, 3).reshape(i_, dp, s_ * dp)  # block (r, s) = K_r G_s
+        kg = kg.reshape(i_, r_, dp, s_, dp).permute(0, 1, 3, 2, 4).reshape(i_, r_, s_ * dp, dp)
+        z = (kg @ self.v).reshape(i_, r_, s_, dp, e)  # Z_rs = K_r G_s V_r
+        z = z.permute(0, 2, 3, 1, 4).reshape(i_ * s_, dp, r_ * e)
+        out = (xp.reshape(i_ * s_, n, dp) @ z).reshape(i_, s_, n, r_, e)
+        return out.permute(0, 3, 1, 2, 4)
 
 
 def _layer_norm(x: torch.Tensor, w: torch.Tensor, b: torch.Tensor) -> torch.Tensor:

@@ -38,8 +38,9 @@ class QuadStats:
         return QuadStats(self.g.to(device), self.h.to(device), self.yy.to(device), self.count)
 
 
-def quad_stats(x: np.ndarray, y: np.ndarray) -> QuadStats:
-    """Statistics of inputs x (I, S, N, d) and targets y (I, S, N, e), accumulated in float64."""
+def quad_stats(x: np.ndarray, y: np.ndarray, dtype: torch.dtype = torch.float32) -> QuadStats:
+    """Statistics of inputs x (I, S, N, d) and targets y (I, S, N, e), accumulated in float64 and
+    stored as ``dtype``."""
     i_, s_, n, d = x.shape
     e = y.shape[-1]
     xf = x.reshape(i_, s_, n * d)
@@ -49,9 +50,9 @@ def quad_stats(x: np.ndarray, y: np.ndarray) -> QuadStats:
     h = (y.reshape(i_, s_, n * e).transpose(0, 2, 1) @ xf).reshape(i_, n, e, n, d)
     h = h.transpose(0, 1, 3, 4, 2)
     yy = np.sum(y**2, axis=(1, 2, 3))
-    return QuadStats(torch.tensor(g.reshape(i_, n * n, d * d), dtype=torch.float32),
-                     torch.tensor(h.reshape(i_, n * n, d * e), dtype=torch.float32),
-                     torch.tensor(yy, dtype=torch.float32), s_ * n * e)
+    return QuadStats(torch.tensor(g.reshape(i_, n * n, d * d), dtype=dtype),
+                     torch.tensor(h.reshape(i_, n * n, d * e), dtype=dtype),
+                     torch.tensor(yy, dtype=dtype), s_ * n * e)
 
 
 class SurrogateStudents(nn.Module):
@@ -101,20 +102,25 @@ class SurrogateStudents(nn.Module):
         a = self.operator()
         return a[:, :, None] @ x[:, None] @ self.v[:, :, None]
 
-    def sse(self, stats: QuadStats) -> tuple[torch.Tensor, torch.Tensor]:
-        """(Σ_s ‖A X_s V‖², Σ_s ⟨A X_s V, Y_s⟩) from statistics: each (I, R)."""
+    def quad_term(self, stats: QuadStats) -> torch.Tensor:
+        """Σ_s ‖A X_s V‖² from statistics: (I, R)."""
         i_, r_ = self.n_instances, len(self.ranks)
-        n, d, e = self.n_tokens, self.d, self.e
+        n, d = self.n_tokens, self.d
         a = self.operator()
         vvt = self.v @ self.v.transpose(-1, -2)  # (I, R, d, d)
         t = stats.g @ vvt.reshape(i_, r_, d * d).transpose(1, 2)  # (I, N², R)
         ata = (a.transpose(-1, -2) @ a).reshape(i_, r_, n * n)
-        quad = (ata * t.transpose(1, 2)).sum(-1)
-        u = stats.h @ self.v.reshape(i_, r_, d * e).transpose(1, 2)  # (I, N², R)
-        lin = (a.reshape(i_, r_, n * n) * u.transpose(1, 2)).sum(-1)
-        return quad, lin
+        return (ata * t.transpose(1, 2)).sum(-1)
 
-    def mse(self, stats: QuadStats) -> torch.Tensor:
-        """Full-batch mean squared error per model, (I, R)."""
-        quad, lin = self.sse(stats)
-        return (quad - 2 * lin + stats.yy[:, None]) / stats.count
+    def cross_term(self, stats: QuadStats) -> torch.Tensor:
+        """Σ_s ⟨A X_s V, Y_s⟩ from statistics: (I, R)."""
+        i_, r_ = self.n_instances, len(self.ranks)
+        n, d, e = self.n_tokens, self.d, self.e
+        u = stats.h @ self.v.reshape(i_, r_, d * e).transpose(1, 2)  # (I, N², R)
+        return (self.operator().reshape(i_, r_, n * n) * u.transpose(1, 2)).sum(-1)
+
+    def mse(self, stats: QuadStats, targets: QuadStats | None = None) -> torch.Tensor:
+        """Mean squared error per model, (I, R), on the inputs of ``stats`` against its targets
+        (or against those of ``targets``, statistics of the same inputs)."""
+        t = stats if targets is None else targets
+        return (self.quad_term(stats) - 2 * self.cross_term(t) + t.yy[:, None]) / t.count

@@ -1,0 +1,123 @@
+"""Paper A students: exact sufficient statistics, masked ranks that behave like unpadded ones,
+the reassociated linear attention, and permutation equivariance of the ladder rungs."""
+
+import math
+
+import numpy as np
+import pytest
+import torch
+
+from attnrank.experiments.entropic_ladder import RUNGS, build_rung
+from attnrank.models.attention import AttentionStudents, TransformerBlockStudents
+from attnrank.models.surrogate import SurrogateStudents, quad_stats
+from attnrank.train import TrainConfig, train
+
+N, D, E = 10, 4, 3
+
+
+def _gens(n, offset=0):
+    return [torch.Generator().manual_seed(offset + k) for k in range(n)]
+
+
+def test_surrogate_statistics_give_the_exact_full_batch_mse():
+    rng = np.random.default_rng(0)
+    x, y = rng.standard_normal((2, 7, N, D)), rng.standard_normal((2, 7, N, E))
+    model = SurrogateStudents(2, [1, 3, N], N, D, E, 0.5, _gens(6)).double()
+    stats = quad_stats(x, y, dtype=torch.float64)
+    pred = model(torch.tensor(x))  # (I, R, S, N, e)
+    direct = ((pred - torch.tensor(y)[:, None]) ** 2).mean(dim=(2, 3, 4))
+    assert torch.allclose(model.mse(stats), direct, rtol=1e-9)
+
+
+def test_surrogate_operator_has_at_most_its_rank():
+    model = SurrogateStudents(1, [1, 2, 5], N, D, E, 1.0, _gens(3))
+    s = torch.linalg.svdvals(model.operator()[0].double())
+    for j, r in enumerate([1, 2, 5]):
+        assert int((s[j] > 1e-6 * s[j, 0]).sum()) == r
+
+
+def _train_surrogate(ranks, gens, stats, steps=40):
+    model = SurrogateStudents(1, ranks, N, D, E, 0.1, gens)
+    train(model, lambda step: None, lambda m, b: m.mse(stats).reshape(-1),
+          TrainConfig(steps=steps, lr=1e-2, warmup=5, log_every=steps))
+    return model
+
+
+@pytest.mark.parametrize("cls", ["surrogate", "attention"])
+def test_masked_ranks_follow_their_unpadded_trajectories(cls):
+    """A rank-2 student trained beside a rank-5 one (padded to 5 columns, masked) ends exactly
+    where it ends alone; the masked columns never move."""
+    rng = np.random.default_rng(1)
+    x, y = rng.standard_normal((1, 16, N, D)), rng.standard_normal((1, 16, N, E))
+    if cls == "surrogate":
+        stats = quad_stats(x, y)
+        both = _train_surrogate([2, 5], _gens(2, 10), stats)
+        alone = _train_surrogate([2], _gens(1, 10), stats)
+        pairs = [(both.p[0, 0, :, :2], alone.p[0, 0]), (both.q[0, 0, :, :2], alone.q[0, 0]),
+                 (both.v[0, 0], alone.v[0, 0])]
+        masked = both.p[0, 0, :, 2:]
+    else:
+        xt, yt = torch.tensor(x, dtype=torch.float32), torch.tensor(y, dtype=torch.float32)
+
+        def fit(ranks, gens):
+            m = AttentionStudents(1, ranks, N, D, E, "softmax", 0.3, gens)
+            train(m, lambda step: None,
+                  lambda mm, b: ((mm(xt) - yt[:, None]) ** 2).mean((2, 3, 4)).reshape(-1),
+                  TrainConfig(steps=40, lr=1e-2, warmup=5, log_every=40))
+            return m
+        both, alone = fit([2, 4], _gens(2, 20)), fit([2], _gens(1, 20))
+        pairs = [(both.w_q[0, 0, :, :2], alone.w_q[0, 0]), (both.w_k[0, 0, :, :2], alone.w_k[0, 0]),
+                 (both.v[0, 0], alone.v[0, 0])]
+        masked = both.w_q[0, 0, :, 2:]
+    for a, b in pairs:
+        assert torch.allclose(a, b, atol=1e-6)
+    assert torch.count_nonzero(masked) == 0
+
+
+def test_linear_attention_reassociation_matches_the_explicit_mixer():
+    x = torch.randn(2, 5, N, D, dtype=torch.float64)
+    model = AttentionStudents(2, [1, 3, D], N, D, E, "linear", 0.4, _gens(6), scale=0.7).double()
+    assert torch.allclose(model(x), model.mix_forward(x), rtol=1e-10, atol=1e-12)
+    pos = AttentionStudents(2, [D + 2], N, D, E, "linear", 0.4, _gens(2), positions=2).double()
+    assert torch.allclose(pos(x), pos.mix_forward(x), rtol=1e-10, atol=1e-12)
+
+
+def test_attention_kernel_has_at_most_its_rank():
+    model = AttentionStudents(1, [1, 2, 3], N, D, E, "softmax", 1.0, _gens(3))
+    s = torch.linalg.svdvals(model.kernel()[0].double())
+    assert [int((row > 1e-6 * row[0]).sum()) for row in s] == [1, 2, 3]
+
+
+def _rung(name, seed=0):
+    p = {"experiment": "t", "r_star": 2, "n_tokens": N, "d": D, "e": E, "init_std": 0.5, "positions": 3}
+    model = build_rung(name, p, [seed]).double()
+    if name.endswith("_pos"):  # learned positions start at init scale: make them clearly distinct
+        with torch.no_grad():
+            model.pos.normal_(0, 1.0, generator=torch.Generator().manual_seed(seed))
+    return model
+
+
+@pytest.mark.parametrize("name", ["B1", "B2", "B3", "B1_pos", "B2_pos"])
+def test_ladder_equivariance_without_positions_only(name):
+    x = torch.randn(1, 3, N, D, dtype=torch.float64, generator=torch.Generator().manual_seed(5))
+    perm = torch.randperm(N, generator=torch.Generator().manual_seed(6))
+    model = _rung(name)
+    out, out_perm = model(x), model(x[:, :, perm])
+    equivariant = torch.allclose(out_perm, out[:, :, :, perm], rtol=1e-9, atol=1e-10)
+    assert equivariant == (not name.endswith("_pos"))
+
+
+def test_b0_is_not_equivariant_and_every_rung_builds():
+    for name in RUNGS:
+        assert _rung(name) is not None
+    model = _rung("B0")
+    x = torch.randn(1, 3, N, D, dtype=torch.float64)
+    perm = torch.randperm(N)
+    assert not torch.allclose(model(x[:, :, perm]), model(x)[:, :, :, perm])
+
+
+def test_b3_block_shapes_and_softmax_scaling():
+    model = TransformerBlockStudents(2, N, D, E, 0.3, _gens(2))
+    assert model(torch.randn(2, 4, N, D)).shape == (2, 1, 4, N, E)
+    b2 = _rung("B2")
+    assert b2.scale == pytest.approx(1 / math.sqrt(D))
