@@ -57,7 +57,7 @@ def bench(kind: str, rank: int, n_models: int, steps: int, batch: int, repeats: 
         t0 = time.perf_counter()
         alone = [fit(kind, rank, [s], steps, batch) for s in seeds]
         loop_times.append(time.perf_counter() - t0)
-    diff = max(float((pa[k] - pb[0]).abs().max())
+    diff = max(float((pa[k] - pb[0]).detach().abs().max())
                for k, single in enumerate(alone)
                for pa, pb in zip(together.parameters(), single.parameters(), strict=True))
     vec, loop = min(vec_times), min(loop_times)
