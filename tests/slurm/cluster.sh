@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # A single-node Slurm cluster on localhost, from Debian 12's packages, with no systemd and no
-# cgroups: munged, MariaDB, slurmdbd (accounting, so `sacct` works), slurmctld and slurmd with one
-# fake GPU. For the real-Slurm test (tests/slurm/run.sh); run as root.
+# cgroups: munged, MariaDB, slurmdbd (accounting, so `sacct` and `sacctmgr` work), slurmctld and
+# slurmd with two fake GPUs. For the real-Slurm test (tests/slurm/run.sh); run as root.
 #
 #   bash tests/slurm/cluster.sh up      install what is missing, write the config, start daemons
 #   bash tests/slurm/cluster.sh down    cancel jobs, stop every daemon `up` started
@@ -13,7 +13,7 @@
 #
 # The Slurm config must live at /etc/slurm/slurm.conf: the Slurm executor's jobstep drops
 # SLURM_CONF before its inner `srun`. The files it writes there carry a marker line; it refuses
-# to overwrite a slurm.conf without that marker.
+# to overwrite a slurm.conf without that marker, and `down` removes them again.
 set -euo pipefail
 
 STATE=${SLURM_CI_STATE:-/var/lib/attnrank-slurm}
@@ -23,7 +23,7 @@ CLUSTER=attnrank-ci
 ACCOUNT=${SLURM_CI_ACCOUNT:-attnrank}
 DB_PORT=${SLURM_CI_DB_PORT:-13306}
 DB_PASS=attnrank-ci-only
-FAKE_GPU=/dev/attnrank-fakegpu0
+FAKE_GPUS=(/dev/attnrank-fakegpu0 /dev/attnrank-fakegpu1)   # two, so two training jobs run at once
 MUNGE_SOCKET=/run/munge/munge.socket.2
 PIDS=$STATE/started.pids     # "name pid" of every daemon this script started
 
@@ -103,6 +103,17 @@ install_packages() {
     command -v slurmctld >/dev/null || die "slurmctld missing after install"
 }
 
+# The config must not outlive the daemons: with a slurm.conf whose controller is gone, every
+# `scontrol` waits ~10 s for it, and the executor plugin runs `scontrol show config` whenever it is
+# imported, i.e. at every start of Snakemake in a venv that has the plugin installed.
+remove_configs() {
+    local f
+    for f in "$ETC/slurm.conf" "$ETC/gres.conf" "$ETC/slurmdbd.conf"; do
+        [[ -f $f ]] && grep -qF "$MARK" "$f" && rm -f "$f"
+    done
+    rm -f "${FAKE_GPUS[@]}"
+}
+
 cmd_down() {
     if command -v scancel >/dev/null && [[ -f $PIDS ]] && grep -q '^slurmctld ' "$PIDS"; then
         # Jobs still running would leave slurmstepd processes behind once slurmd is gone.
@@ -110,10 +121,17 @@ cmd_down() {
         wait_for 20 "jobs to leave the queue" \
             bash -c '[[ -z $(squeue -h -o %i 2>/dev/null) ]]' || true
     fi
-    [[ -f $PIDS ]] || { log "nothing to stop"; return 0; }
-    # reverse order of start: slurmd, slurmctld, slurmdbd, mariadb, munged
-    tac "$PIDS" | while read -r name pid; do stop_one "$name" "$pid"; done
+    [[ -f $PIDS ]] || { remove_configs; log "nothing to stop"; return 0; }
+    # Slurm first (slurmd, slurmctld together), then what it needed (slurmdbd, mariadb, munged).
+    local name pid stage
+    for stage in "slurmd slurmctld" "slurmdbd mariadb munged"; do
+        while read -r name pid; do
+            [[ " $stage " == *" $name "* ]] && stop_one "$name" "$pid" &
+        done <"$PIDS"
+        wait
+    done
     rm -f "$PIDS"
+    remove_configs
 }
 
 write_configs() {
@@ -126,12 +144,17 @@ write_configs() {
     local hw; hw=$(slurmd -C | head -n 1 | sed -e 's/^NodeName=[^ ]* //')
     [[ $hw == *CPUs=* ]] || die "slurmd -C printed no hardware line"
 
-    # A fake GPU: gres needs a File= that is a character device (a gres without a File leaves
-    # jobs pending forever). Same numbers as /dev/null, so nothing can misuse it.
-    if [[ ! -c $FAKE_GPU ]]; then
-        rm -f "$FAKE_GPU"
-        mknod -m 666 "$FAKE_GPU" c 1 3
-    fi
+    # Fake GPUs: a gres needs a File= that is a character device (a gres without a File leaves
+    # jobs pending forever). Same numbers as /dev/null, so nothing can misuse them. The jobs see
+    # CUDA_VISIBLE_DEVICES, find no CUDA, and train on the CPU.
+    local dev gres_lines=""
+    for dev in "${FAKE_GPUS[@]}"; do
+        if [[ ! -c $dev ]]; then
+            rm -f "$dev"
+            mknod -m 666 "$dev" c 1 3
+        fi
+        gres_lines+="NodeName=$node Name=gpu Type=fake File=$dev"$'\n'
+    done
 
     cat >"$ETC/slurm.conf" <<EOF
 $MARK
@@ -162,7 +185,8 @@ KillWait=5
 InactiveLimit=0
 MinJobAge=300
 SchedulerParameters=sched_interval=2
-# accounting through slurmdbd, so that sacct (the executor's status command) answers
+# accounting through slurmdbd: sacct (the test's checks, the plugin's fallback status command)
+# and sacctmgr (accounts; a job under an unknown account is refused) need it
 AccountingStorageType=accounting_storage/slurmdbd
 AccountingStorageHost=127.0.0.1
 AccountingStoragePass=$MUNGE_SOCKET
@@ -171,12 +195,12 @@ AccountingStorageTRES=gres/gpu
 AccountingStoreFlags=job_comment
 JobCompType=jobcomp/none
 GresTypes=gpu
-NodeName=$node NodeAddr=127.0.0.1 $hw Gres=gpu:fake:1 State=UNKNOWN
+NodeName=$node NodeAddr=127.0.0.1 $hw Gres=gpu:fake:${#FAKE_GPUS[@]} State=UNKNOWN
 PartitionName=ci Nodes=$node Default=YES MaxTime=INFINITE State=UP
 EOF
     cat >"$ETC/gres.conf" <<EOF
 $MARK
-NodeName=$node Name=gpu Type=fake File=$FAKE_GPU
+$gres_lines
 EOF
     cat >"$ETC/slurmdbd.conf" <<EOF
 $MARK
