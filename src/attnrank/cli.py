@@ -222,6 +222,15 @@ def cmd_reference(a: argparse.Namespace) -> None:
     log.info("copied %d files (with sidecars) from %s to %s", len(copied), a.run, a.dest)
 
 
+def _training(p: argparse.ArgumentParser, weights: bool = True) -> None:
+    """Outputs and device options shared by the training commands."""
+    p.add_argument("--metrics", required=True, help="output metrics table (.parquet)")
+    if weights:
+        p.add_argument("--weights", required=True, help="output final weights (.npz)")
+    p.add_argument("--device", default="auto", choices=["auto", "cpu", "cuda"])
+    p.add_argument("--threads", type=int, default=1)
+
+
 def build_parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(prog="python -m attnrank", description=__doc__)
     parser.add_argument("-v", "--verbose", action="store_true")
@@ -229,17 +238,12 @@ def build_parser() -> argparse.ArgumentParser:
 
     p = sub.add_parser("minip-train", help="train one Min-IP task instance (all ranks × seeds)")
     _common(p)
-    p.add_argument("--metrics", required=True, help="output metrics table (.parquet)")
-    p.add_argument("--weights", required=True, help="output final weights (.npz)")
-    p.add_argument("--device", default="auto", choices=["auto", "cpu", "cuda"])
-    p.add_argument("--threads", type=int, default=1)
+    _training(p)
     p.set_defaults(func=cmd_minip_train)
 
     p = sub.add_parser("minip-capacity", help="capacity-or-optimization probe (one instance)")
     _common(p)
-    p.add_argument("--metrics", required=True, help="output metrics table (.parquet)")
-    p.add_argument("--device", default="auto", choices=["auto", "cpu", "cuda"])
-    p.add_argument("--threads", type=int, default=1)
+    _training(p, weights=False)
     p.set_defaults(func=cmd_minip_capacity)
 
     p = sub.add_parser("minip-constructions", help="evaluate the hand-built constructions")
@@ -265,10 +269,7 @@ def build_parser() -> argparse.ArgumentParser:
     p = sub.add_parser("entropic-train", help="Paper A: train one job (surrogate, ladder rung or "
                        "attention teacher; all ranks × seeds × r*)")
     _common(p)
-    p.add_argument("--metrics", required=True, help="output metrics table (.parquet)")
-    p.add_argument("--weights", required=True, help="output final weights (.npz)")
-    p.add_argument("--device", default="auto", choices=["auto", "cpu", "cuda"])
-    p.add_argument("--threads", type=int, default=1)
+    _training(p)
     p.set_defaults(func=cmd_entropic_train)
 
     p = sub.add_parser("entropic-predict", help="Paper A (A4): data-only rank estimators of one teacher")
