@@ -3,7 +3,9 @@
 import pandas as pd
 import pytest
 
-from attnrank.claims import NotRun, crossing_rank, tt1, tt2, tt4, tt5
+from attnrank.claims import NotRun
+from attnrank.claims.minip import tt1, tt2, tt4, tt5
+from attnrank.quantities import crossing_rank
 
 P = {"minip": {"exact_accuracy": 0.999, "target_accuracy": 0.9,
                "witness_claim": {"fails_below": 8, "solves_at": 32}},

@@ -5,11 +5,12 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from attnrank.claims import REGISTRY, NotRun
+from attnrank.claims import CHECKS as REGISTERED
+from attnrank.claims import NotRun
 
 P = {"entropic": {"n_tokens": 8, "d": 4, "taus": [0.01, 0.05, 0.1], "headline_tau": 0.05,
                   "headline_beta": 1.0}}
-CHECKS = {cid: fn for cid, _, _, fn in REGISTRY if cid.startswith("EB-")}
+CHECKS = {cid: c.check for cid, c in REGISTERED.items() if cid.startswith("EB-")}
 
 
 def _ranks(r_star, r):

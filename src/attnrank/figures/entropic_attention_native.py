@@ -8,6 +8,7 @@ from typing import Any
 import matplotlib.pyplot as plt
 import pandas as pd
 
+from attnrank.columns import EXCESS
 from attnrank.figures.style import PALETTE, seed_points_and_median
 
 
@@ -25,7 +26,7 @@ def plot(tables: dict[str, pd.DataFrame], params: dict[str, Any]) -> plt.Figure:
         part = df[df["panel"] == panel]
         for i, (r_star, g) in enumerate(sorted(part.groupby("r_star"))):
             color = PALETTE[i % len(PALETTE)]
-            seed_points_and_median(ax, g, "rank", "excess", color, f"r* = {r_star}")
+            seed_points_and_median(ax, g, "rank", EXCESS, color, f"r* = {r_star}")
             ax.axvline(r_star, color=color, lw=0.7, ls=":")
         ax.axhline(floor, color="gray", ls=":", lw=1)
         ax.set_yscale("log")

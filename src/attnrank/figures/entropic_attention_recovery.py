@@ -8,7 +8,9 @@ from typing import Any
 import matplotlib.pyplot as plt
 import pandas as pd
 
+from attnrank.columns import ENERGY_EFFECTIVE_RANK, numerical_rank
 from attnrank.figures.style import PALETTE
+from attnrank.quantities import median_over_seeds
 
 
 def _label(t: str, b: float) -> str:
@@ -22,11 +24,11 @@ def plot(tables: dict[str, pd.DataFrame], params: dict[str, Any]) -> plt.Figure:
     fig, axes = plt.subplots(1, 3, figsize=(13, 3.8))
     teachers = sorted({(t, float(b)) for t, b in zip(top["teacher"], top["beta"], strict=True)})
     markers = "osD^v<>"
-    for ax, col, title in ((axes[0], "energy_effective_rank", "energy effective rank R̃_eff"),
-                           (axes[1], f"numerical_rank_tau{tau:g}", f"numerical rank (τ = {tau:g})")):
+    for ax, col, title in ((axes[0], ENERGY_EFFECTIVE_RANK, "energy effective rank R̃_eff"),
+                           (axes[1], numerical_rank(tau), f"numerical rank (τ = {tau:g})")):
         for i, (t, b) in enumerate(teachers):
             g = top[(top["teacher"] == t) & (top["beta"] == b)]
-            med = g.groupby("r_star", as_index=False)[col].median()
+            med = median_over_seeds(g, "r_star", col).reset_index()
             ax.scatter(g["r_star"] + 0.08 * i, g[col], color=PALETTE[i], alpha=0.35, s=12)
             ax.plot(med["r_star"], med[col], marker=markers[i % len(markers)], color=PALETTE[i],
                     label=_label(t, b), lw=1.2)
@@ -40,8 +42,8 @@ def plot(tables: dict[str, pd.DataFrame], params: dict[str, Any]) -> plt.Figure:
     for j, (t, b) in enumerate(teachers):
         g = trace[(trace["teacher"] == t) & (trace["beta"] == b)]
         for i, (_, part) in enumerate(sorted(g.groupby("r_star"))):
-            med = part.groupby("step", as_index=False)["energy_effective_rank"].median()
-            axes[2].plot(med["step"], med["energy_effective_rank"], color=PALETTE[i],
+            med = median_over_seeds(part, "step", ENERGY_EFFECTIVE_RANK).reset_index()
+            axes[2].plot(med["step"], med[ENERGY_EFFECTIVE_RANK], color=PALETTE[i],
                          ls=styles[j % len(styles)], lw=1.2,
                          label=f"{_label(t, b)}" if i == 0 else None)
     axes[2].set_xscale("log")

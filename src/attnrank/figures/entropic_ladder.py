@@ -9,12 +9,13 @@ import matplotlib.pyplot as plt
 import numpy as np
 import pandas as pd
 
+from attnrank.columns import EXCESS
 from attnrank.figures.style import PALETTE
 
 
 def _strip(ax: plt.Axes, df: pd.DataFrame, order: list[str], colors: list) -> None:
     for i, (name, color) in enumerate(zip(order, colors, strict=True)):
-        vals = df[df["model"] == name]["excess"].to_numpy()
+        vals = df[df["model"] == name][EXCESS].to_numpy()
         if not len(vals):
             continue
         jitter = np.linspace(-0.12, 0.12, len(vals)) if len(vals) > 1 else np.zeros(1)

@@ -9,6 +9,9 @@ import matplotlib.pyplot as plt
 import numpy as np
 import pandas as pd
 
+from attnrank.columns import ENERGY_EFFECTIVE_RANK, ENTROPY_EFFECTIVE_RANK, numerical_rank
+from attnrank.quantities import median_over_seeds, recovery_frontier
+
 ESTIMATORS = ("E1", "E2", "E2_debiased", "mixer")
 TITLES = {"E1": "E1 (V known)", "E2": "E2 (V unknown, unfolding)", "E2_debiased": "E2 debiased",
           "mixer": "realized mixer"}
@@ -17,7 +20,7 @@ TITLES = {"E1": "E1 (V known)", "E2": "E2 (V unknown, unfolding)", "E2_debiased"
 def plot(tables: dict[str, pd.DataFrame], params: dict[str, Any]) -> plt.Figure:
     df = tables["entropic_predict"]
     tau = float(params.get("headline_tau", 0.05))
-    num_col = f"numerical_rank_tau{tau:g}"
+    num_col = numerical_rank(tau)
     teachers = sorted({(t, float(b)) for t, b in zip(df["teacher"], df["beta"], strict=True)})
     fig, axes = plt.subplots(len(teachers), len(ESTIMATORS) + 1,
                              figsize=(3.2 * (len(ESTIMATORS) + 1), 3.0 * len(teachers)), squeeze=False)
@@ -32,15 +35,15 @@ def plot(tables: dict[str, pd.DataFrame], params: dict[str, Any]) -> plt.Figure:
             ax = axes[row][col]
             g = part[part["estimator"] == est]
             for s_, gs in sorted(g.groupby("S")):
-                ncol = "numerical_rank_tau0.01" if est == "mixer" else num_col
-                med = gs.groupby("r_star", as_index=False)[["energy_effective_rank", ncol]].median()
+                ncol = numerical_rank(0.01) if est == "mixer" else num_col
+                med = median_over_seeds(gs, "r_star", [ENERGY_EFFECTIVE_RANK, ncol]).reset_index()
                 c = color.get(s_, "black")
                 lab = f"S = {s_}" if est != "mixer" else f"{s_} inputs (x: τ = 0.01)"
-                ax.plot(med["r_star"], med["energy_effective_rank"], marker="o", ms=3, color=c, label=lab)
+                ax.plot(med["r_star"], med[ENERGY_EFFECTIVE_RANK], marker="o", ms=3, color=c, label=lab)
                 ax.plot(med["r_star"], med[ncol], marker="x", ms=4, ls=":", color=c, lw=0.8)
                 if est == "mixer":
-                    ent = gs.groupby("r_star", as_index=False)["entropy_effective_rank"].median()
-                    ax.plot(ent["r_star"], ent["entropy_effective_rank"], marker="s", ms=3, ls="--",
+                    ent = median_over_seeds(gs, "r_star", ENTROPY_EFFECTIVE_RANK).reset_index()
+                    ax.plot(ent["r_star"], ent[ENTROPY_EFFECTIVE_RANK], marker="s", ms=3, ls="--",
                             color="C3", label="entropy rank")
             ax.plot([0, lim], [0, lim], color="black", ls="--", lw=0.7)
             ax.set_title(f"{TITLES[est]} — {name}", fontsize=8)
@@ -54,9 +57,7 @@ def plot(tables: dict[str, pd.DataFrame], params: dict[str, Any]) -> plt.Figure:
             g = part[part["estimator"] == est]
             if g.empty:
                 continue
-            med = g.groupby(["S", "r_star"])["energy_effective_rank"].median().reset_index()
-            med["dev"] = (med["energy_effective_rank"] - med["r_star"]).abs()
-            worst = med.groupby("S")["dev"].max()
+            worst = recovery_frontier(g)
             ax.plot(worst.index, np.maximum(worst.to_numpy(), 1e-4), marker="o", color=c, label=est)
         ax.axhline(0.25, color="gray", ls=":", lw=1)
         ax.set_xscale("log", base=2)

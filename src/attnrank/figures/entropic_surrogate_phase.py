@@ -8,7 +8,9 @@ from typing import Any
 import matplotlib.pyplot as plt
 import pandas as pd
 
+from attnrank.columns import BOUND, EXCESS
 from attnrank.figures.style import PALETTE, seed_points_and_median
+from attnrank.quantities import median_over_seeds
 
 
 def plot(tables: dict[str, pd.DataFrame], params: dict[str, Any]) -> plt.Figure:
@@ -20,14 +22,14 @@ def plot(tables: dict[str, pd.DataFrame], params: dict[str, Any]) -> plt.Figure:
     for ax, r_star in zip(axes[0], r_stars, strict=True):
         part = df[df["r_star"] == r_star]
         adam = part[part["optimizer"] == "adam"]
-        seed_points_and_median(ax, adam, "rank", "excess", PALETTE[0], "Adam (trained)")
-        bound = part.groupby("rank", as_index=False)["bound"].median().sort_values("rank")
-        pos = bound[bound["bound"] > 0]
-        ax.plot(pos["rank"], pos["bound"], color="black", ls="--", lw=1.2, marker="_", ms=10,
+        seed_points_and_median(ax, adam, "rank", EXCESS, PALETTE[0], "Adam (trained)")
+        bound = median_over_seeds(part, "rank", BOUND).reset_index().sort_values("rank")
+        pos = bound[bound[BOUND] > 0]
+        ax.plot(pos["rank"], pos[BOUND], color="black", ls="--", lw=1.2, marker="_", ms=10,
                 label="Eckart–Young bound")
         gd = part[part["optimizer"] == "gd"]
         if len(gd):
-            ax.scatter(gd["rank"], gd["excess"], marker="*", s=70, color=PALETTE[3], zorder=5,
+            ax.scatter(gd["rank"], gd[EXCESS], marker="*", s=70, color=PALETTE[3], zorder=5,
                        label="GD, early-stopped")
         ax.axhline(floor, color="gray", ls=":", lw=1, label=f"noise floor (excess {floor:g})")
         ax.axvline(r_star, color="gray", lw=0.6, alpha=0.6)

@@ -8,15 +8,17 @@ from typing import Any
 import matplotlib.pyplot as plt
 import pandas as pd
 
+from attnrank.columns import ENERGY_EFFECTIVE_RANK, numerical_rank
 from attnrank.figures.style import PALETTE
+from attnrank.quantities import median_over_seeds
 
 
 def plot(tables: dict[str, pd.DataFrame], params: dict[str, Any]) -> plt.Figure:
     df = tables["entropic_surrogate_trace"]
     tau = float(params.get("headline_tau", 0.05))
-    cols = [("energy_effective_rank", "energy effective rank R̃_eff"),
-            (f"numerical_rank_tau{tau:g}", f"numerical rank (τ = {tau:g})"),
-            ("numerical_rank_tau0.01", "numerical rank (τ = 0.01)")]
+    cols = [(ENERGY_EFFECTIVE_RANK, "energy effective rank R̃_eff"),
+            (numerical_rank(tau), f"numerical rank (τ = {tau:g})"),
+            (numerical_rank(0.01), "numerical rank (τ = 0.01)")]
     cols = [c for c in cols if c[0] in df.columns]
     fig, axes = plt.subplots(1, len(cols), figsize=(4.2 * len(cols), 3.6), squeeze=False)
     styles = {"adam": "-", "gd": "--"}
@@ -24,7 +26,7 @@ def plot(tables: dict[str, pd.DataFrame], params: dict[str, Any]) -> plt.Figure:
         for i, (r_star, part) in enumerate(sorted(df.groupby("r_star"))):
             color = PALETTE[i % len(PALETTE)]
             for opt, g in sorted(part.groupby("optimizer")):
-                med = g.groupby("step", as_index=False)[col].median().sort_values("step")
+                med = median_over_seeds(g, "step", col).reset_index().sort_values("step")
                 ax.plot(med["step"], med[col], color=color, ls=styles.get(opt, ":"), lw=1.4,
                         label=f"r* = {r_star}, {opt}")
                 if opt == "gd" and "early_stopped_step" in g.columns:

@@ -7,7 +7,9 @@ from typing import Any
 import matplotlib.pyplot as plt
 import pandas as pd
 
+from attnrank.columns import TEST_SEQUENCE_ACCURACY
 from attnrank.figures.style import PALETTE, seed_points_and_median
+from attnrank.quantities import kernel_rows
 
 
 def plot(tables: dict[str, pd.DataFrame], params: dict[str, Any]) -> plt.Figure:
@@ -16,10 +18,10 @@ def plot(tables: dict[str, pd.DataFrame], params: dict[str, Any]) -> plt.Figure:
     order = (df.groupby("instance")["m"].first().sort_values().index.tolist())
     for i, inst in enumerate(order):
         part = df[df["instance"] == inst]
-        kern = part[part["model"] == "kernel"]
+        kern = kernel_rows(part)
         label = f"{inst} (m = {part['m'].iloc[0]})"
-        seed_points_and_median(ax, kern, "rank", "test_sequence_accuracy", PALETTE[i], label)
-        dense = part[part["model"] == "dense"]["test_sequence_accuracy"]
+        seed_points_and_median(ax, kern, "rank", TEST_SEQUENCE_ACCURACY, PALETTE[i], label)
+        dense = part[part["model"] == "dense"][TEST_SEQUENCE_ACCURACY]
         ax.axhline(dense.median(), color=PALETTE[i], ls="--", lw=1)
     ax.axhline(float(params["target_accuracy"]), color="grey", ls=":", lw=1)
     ax.set_xscale("log", base=2)

@@ -8,30 +8,19 @@ import matplotlib.pyplot as plt
 import numpy as np
 import pandas as pd
 
+from attnrank.columns import TEST_SEQUENCE_ACCURACY, WORST_CASE_ERROR
 from attnrank.figures.style import PALETTE, seed_points_and_median
-
-
-def smallest_rank(df: pd.DataFrame, target: float) -> pd.DataFrame:
-    """Per m: the smallest kernel rank whose median (over seeds) sequence accuracy ≥ target
-    (NaN when none does)."""
-    med = (df[df["model"] == "kernel"].groupby(["m", "rank"], as_index=False)
-           ["test_sequence_accuracy"].median())
-    rows = []
-    for m, part in med.groupby("m"):
-        ok = part[part["test_sequence_accuracy"] >= target]
-        rows.append({"m": m, "smallest_rank": ok["rank"].min() if len(ok) else np.nan,
-                     "largest_rank_tried": part["rank"].max()})
-    return pd.DataFrame(rows)
+from attnrank.quantities import crossing_rank, kernel_rows
 
 
 def plot(tables: dict[str, pd.DataFrame], params: dict[str, Any]) -> plt.Figure:
     df, cons = tables["minip_rank_vs_m"], tables["minip_constructions"]
     target = float(params["target_accuracy"])
     fig, (ax0, ax1) = plt.subplots(1, 2, figsize=(9, 3.6))
-    for i, (m, part) in enumerate(sorted(df[df["model"] == "kernel"].groupby("m"))):
+    for i, (m, part) in enumerate(sorted(kernel_rows(df).groupby("m"))):
         color = PALETTE[i % len(PALETTE)]
-        seed_points_and_median(ax0, part, "rank", "test_sequence_accuracy", color, f"m = {m}")
-        dense = df[(df["model"] == "dense") & (df["m"] == m)]["test_sequence_accuracy"]
+        seed_points_and_median(ax0, part, "rank", TEST_SEQUENCE_ACCURACY, color, f"m = {m}")
+        dense = df[(df["model"] == "dense") & (df["m"] == m)][TEST_SEQUENCE_ACCURACY]
         ax0.axhline(dense.median(), color=color, ls="--", lw=1, alpha=0.8)
     ax0.axhline(target, color="grey", ls=":", lw=1)
     ax0.set_xscale("log", base=2)
@@ -40,18 +29,20 @@ def plot(tables: dict[str, pd.DataFrame], params: dict[str, Any]) -> plt.Figure:
     ax0.set_title("accuracy vs r (dashed: dense)")
     ax0.legend(fontsize=8, loc="lower right")
 
-    sr = smallest_rank(df, target)
+    cross = crossing_rank(df, target, "m")  # inf where no rank in the grid reaches the target
+    reached = np.isfinite(cross.to_numpy())
     ms = np.array(sorted(df["m"].unique()))
     ax1.plot(ms, 2.0**ms, color="black", ls="--", lw=1, label="$2^m$ (exact construction)")
-    found = sr.dropna(subset=["smallest_rank"])
-    ax1.plot(found["m"], found["smallest_rank"], "o-", color=PALETTE[0],
+    found = cross[reached]
+    ax1.plot(found.index, found.to_numpy(), "o-", color=PALETTE[0],
              label=f"smallest trained r with accuracy ≥ {target:g}")
-    missing = sr[sr["smallest_rank"].isna()]
+    missing = cross.index[~reached]
     if len(missing):
-        ax1.scatter(missing["m"], missing["largest_rank_tried"], marker="^", color=PALETTE[3],
+        tried = kernel_rows(df).groupby("m")["rank"].max()
+        ax1.scatter(missing, tried[missing], marker="^", color=PALETTE[3],
                     label="not reached (largest r tried)")
     exp = cons[(cons["construction"] == "exp_features") & (cons["eval_set"] == "all_triples")]
-    exact = exp[exp["worst_case_error"] < 0.5]
+    exact = exp[exp[WORST_CASE_ERROR] < 0.5]
     ax1.scatter(exact["m"], exact["rank"], marker="*", s=80, color="black", zorder=5,
                 label="construction exact (all triples)")
     ax1.set_yscale("log", base=2)

@@ -10,7 +10,8 @@ matplotlib.use("Agg")
 import matplotlib.pyplot as plt  # noqa: E402
 import seaborn as sns  # noqa: E402
 
-from attnrank.provenance import atomic_path  # noqa: E402
+from attnrank.io import atomic_path  # noqa: E402
+from attnrank.quantities import median_over_seeds  # noqa: E402
 
 sns.set_theme(context="paper", style="whitegrid", font_scale=1.0)
 PALETTE = sns.color_palette("colorblind")
@@ -32,5 +33,5 @@ def seed_points_and_median(ax: plt.Axes, df, x: str, y: str, color, label: str,
                            marker: str = "o") -> None:
     """Seeds as faint points, their median as a line."""
     ax.scatter(df[x], df[y], color=color, alpha=0.35, s=14, marker=marker, linewidths=0)
-    med = df.groupby(x, as_index=False)[y].median().sort_values(x)
+    med = median_over_seeds(df, x, y).reset_index().sort_values(x)
     ax.plot(med[x], med[y], color=color, marker=marker, label=label, lw=1.6, ms=4)

@@ -93,11 +93,6 @@ def witness_family(n_blocks: int, block_width: int) -> torch.Tensor:
     return torch.stack(seqs)
 
 
-def witness_lower_bound(n_blocks: int, block_width: int) -> int:
-    """The proven feature-rank lower bound of the witness family: r_lb = min(K, w)."""
-    return min(n_blocks, block_width)
-
-
 def disjoint_pools(gen: torch.Generator, n_train: int, n_test: int, n_tokens: int, m: int,
                    tokens: str, share_tokens: bool = True) -> tuple[torch.Tensor, torch.Tensor]:
     """Disjoint train and test pools of distinct random sequences: (n_train, N, m), (n_test, N, m).

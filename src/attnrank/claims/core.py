@@ -1,0 +1,192 @@
+"""The claims machinery: verdicts, the ``@claim`` registry of checks, and their evaluation.
+
+A failed claim is a scientific result, not a crash. Each check is a pure function
+``check(tables, params) -> (passed, measured, threshold, note)`` registered with ``@claim``;
+``tables`` maps a table's file stem (e.g. "minip_witness") to its DataFrame. A check whose tables
+or grid points are missing raises ``NotRun`` with the reason.
+
+Names live in ``attnrank.registry.CLAIMS``: a check registers under a claim id listed there, its
+paper is the registry's, and it can read (through ``need``) only the tables the registry lists
+for that claim. Verdicts come out in registry order.
+"""
+
+from __future__ import annotations
+
+import functools
+import math
+from collections.abc import Callable, Iterator, Mapping, Sequence
+from dataclasses import asdict, dataclass
+from pathlib import Path
+from typing import Any
+
+import pandas as pd
+
+from attnrank.registry import CLAIMS
+
+PASS, FAIL, NOT_RUN = "pass", "fail", "not run"
+
+
+@dataclass
+class Verdict:
+    id: str
+    paper: str
+    statement: str
+    measured: str
+    threshold: str
+    verdict: str
+    note: str = ""
+
+
+class NotRun(Exception):
+    """Raised by a check when its inputs are not in this run (e.g. the smoke grid)."""
+
+
+class UnlistedTable(Exception):
+    """A check asked for a table that ``registry.CLAIMS`` does not list for its claim (a bug)."""
+
+
+Outcome = tuple[bool, str, str, str]  # passed, measured, threshold, note
+Check = Callable[[Mapping[str, pd.DataFrame], dict[str, Any]], Outcome]
+
+
+class ClaimTables(Mapping[str, pd.DataFrame]):
+    """The run's tables as one claim sees them: only those the registry lists for the claim."""
+
+    def __init__(self, claim_id: str, tables: Mapping[str, pd.DataFrame]) -> None:
+        self.claim_id = claim_id
+        self.allowed = CLAIMS[claim_id].tables
+        self._tables = tables
+
+    def _check(self, name: object) -> None:
+        if name not in self.allowed:
+            raise UnlistedTable(f"claim {self.claim_id} reads table {name!r}, which "
+                                f"registry.CLAIMS does not list for it ({', '.join(self.allowed)})")
+
+    def __getitem__(self, name: str) -> pd.DataFrame:
+        self._check(name)
+        return self._tables[name]
+
+    def __contains__(self, name: object) -> bool:
+        self._check(name)
+        return name in self._tables
+
+    def __iter__(self) -> Iterator[str]:
+        return (t for t in self.allowed if t in self._tables)
+
+    def __len__(self) -> int:
+        return sum(1 for _ in self)
+
+
+@dataclass(frozen=True)
+class RegisteredClaim:
+    id: str
+    paper: str  # as recorded in the verdict: the registry's paper, plus the caveat if any
+    statement: str
+    check: Check
+
+
+CHECKS: dict[str, RegisteredClaim] = {}
+
+
+def claim(cid: str, statement: str, caveat: str = "") -> Callable[[Check], Check]:
+    """Register a check for the registry's claim ``cid``; the verdict's paper is the registry's,
+    followed by ``(caveat)`` when one is given. The returned check sees only the claim's tables."""
+    if cid not in CLAIMS:
+        raise ValueError(f"claim {cid!r} is not in registry.CLAIMS")
+    if cid in CHECKS:
+        raise ValueError(f"claim {cid!r} is registered twice")
+    paper = CLAIMS[cid].paper + (f" ({caveat})" if caveat else "")
+
+    def deco(fn: Check) -> Check:
+        @functools.wraps(fn)
+        def check(tables: Mapping[str, pd.DataFrame], params: dict[str, Any]) -> Outcome:
+            return fn(ClaimTables(cid, tables), params)
+
+        CHECKS[cid] = RegisteredClaim(cid, paper, statement, check)
+        return check
+
+    return deco
+
+
+def need(tables: Mapping[str, pd.DataFrame], name: str) -> pd.DataFrame:
+    """The table ``name``; ``NotRun`` when it is not in this run, ``UnlistedTable`` when the
+    registry does not list it for the claim being checked."""
+    if name not in tables:
+        raise NotRun(f"table {name} is not in this run")
+    return tables[name]
+
+
+def fmt(x: float | None) -> str:
+    """A number in a verdict's text: 4 significant digits, "nan" for a missing value."""
+    return "nan" if x is None or (isinstance(x, float) and math.isnan(x)) else f"{x:.4g}"
+
+
+def registered_checks() -> list[RegisteredClaim]:
+    """Every registered check in registry order; an error when the two lists differ."""
+    unchecked = [c for c in CLAIMS if c not in CHECKS]
+    if unchecked:
+        raise ValueError(f"registry.CLAIMS lists claims with no check: {', '.join(unchecked)}")
+    return [CHECKS[c] for c in CLAIMS]
+
+
+def evaluate_claims(inputs: Sequence[str | Path], params: dict[str, Any]) -> pd.DataFrame:
+    """Run every registered check on the tables ``inputs`` (Parquet files): one row per claim."""
+    from attnrank.io import read_table
+
+    tables = {Path(p).stem: read_table(p) for p in inputs}
+    rows = []
+    for c in registered_checks():
+        try:
+            passed, measured, threshold, note = c.check(tables, params)
+            verdict = PASS if passed else FAIL
+        except NotRun as why:
+            measured, threshold, note, verdict = "", "", str(why), NOT_RUN
+        rows.append(asdict(Verdict(c.id, c.paper, c.statement, measured, threshold, verdict, note)))
+    return pd.DataFrame(rows)
+
+
+def _counts(table: pd.DataFrame) -> str:
+    counts = table["verdict"].value_counts().to_dict()
+    return ", ".join(f"{counts.get(v, 0)} {v}" for v in (PASS, FAIL, NOT_RUN))
+
+
+def claims_html(table: pd.DataFrame, scale: str) -> str:
+    """The verdicts as a self-contained HTML page (the report shows it inline)."""
+    import html
+
+    colors = {PASS: "#d9f2d9", FAIL: "#f8d7d7", NOT_RUN: "#eeeeee"}
+    head = "".join(f"<th>{c}</th>" for c in ("id", "verdict", "statement", "measured",
+                                               "threshold", "note"))
+    rows = []
+    for r in table.itertuples():
+        cells = [r.id, r.verdict, r.statement, r.measured, r.threshold, r.note]
+        tds = "".join(f"<td>{html.escape(str(c))}</td>" for c in cells)
+        rows.append(f'<tr style="background:{colors.get(r.verdict, "#fff")}">{tds}</tr>')
+    return ("<!DOCTYPE html><html><head><meta charset='utf-8'><title>Claims</title><style>"
+            "body{font-family:sans-serif;font-size:13px}table{border-collapse:collapse}"
+            "td,th{border:1px solid #999;padding:3px 6px;vertical-align:top;text-align:left}"
+            f"</style></head><body><h2>Claims — scale {html.escape(scale)}</h2>"
+            f"<p>Each paper claim checked on this run's tables: {_counts(table)}.</p>"
+            f"<table><tr>{head}</tr>{''.join(rows)}</table></body></html>\n")
+
+
+def write_claims(table: pd.DataFrame, md_path: str | Path, csv_path: str | Path,
+                 scale: str, html_path: str | Path | None = None) -> list[Path]:
+    """Write the verdicts as a Markdown table (with counts per verdict), as CSV and, when
+    ``html_path`` is given, as an HTML page."""
+    from attnrank.io import write_table, write_text
+
+    lines = [f"# Claims — scale `{scale}`", "",
+             "Each paper claim checked on this run's tables. " + _counts(table) + ".", "",
+             "| id | verdict | statement | measured | threshold | note |",
+             "|---|---|---|---|---|---|"]
+    for r in table.itertuples():
+        cells = [r.id, f"**{r.verdict}**", r.statement, r.measured, r.threshold, r.note]
+        lines.append("| " + " | ".join(str(c).replace("|", "/") for c in cells) + " |")
+    write_text("\n".join(lines) + "\n", md_path)
+    write_table(table, Path(csv_path))
+    outs = [Path(md_path), Path(csv_path)]
+    if html_path is not None:
+        write_text(claims_html(table, scale), html_path)
+        outs.append(Path(html_path))
+    return outs
