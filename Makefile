@@ -4,10 +4,11 @@ VENV := .venv
 PY := $(VENV)/bin/python
 STAMP := $(VENV)/.installed
 CORES ?= all
+SCALE ?= full
 # Rules run `python -m attnrank ...`: make that the venv's python.
 export PATH := $(CURDIR)/$(VENV)/bin:$(PATH)
 
-.PHONY: setup reproduce smoke test lint bench reference
+.PHONY: setup reproduce smoke test lint bench reference audit report
 
 setup: $(STAMP)
 
@@ -36,5 +37,18 @@ lint: $(STAMP)
 bench: $(STAMP)  ## vectorized trainer vs a loop of models -> benchmarks/results/trainer.json
 	$(PY) benchmarks/trainer.py
 
-reference: $(STAMP)  ## copy results/full's tables, PNGs and claims to results/reference/
+audit: $(STAMP)  ## every artifact of results/$(SCALE) against its sidecar, chain, code and config
+	$(PY) -m attnrank audit results/$(SCALE) --json results/$(SCALE)/audit.json
+
+report: $(STAMP)  ## results/$(SCALE)/report.html: figures as PNG, the claims table rendered
+	$(VENV)/bin/snakemake --cores 1 --config scale=$(SCALE) --report results/$(SCALE)/report.html
+
+# From a clean commit only: the full run, then its tables, PNGs, claims and every sidecar are
+# published to results/reference/ atomically (the old reference stays if anything is wrong), and
+# the published folder must pass the audit.
+reference: $(STAMP)  ## full run from a clean tree -> results/reference/ (audited)
+	@test -z "$$(git status --porcelain)" || { git status --short; \
+	  echo "make reference: refusing a dirty tree; commit first" >&2; exit 1; }
+	$(VENV)/bin/snakemake --cores $(CORES) --config scale=full
 	$(PY) -m attnrank reference --run results/full --dest results/reference
+	$(PY) -m attnrank audit results/reference

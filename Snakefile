@@ -2,6 +2,7 @@
 # Feature Rank in Nonnegative Kernel Attention" from nothing.
 #   snakemake --cores all                        full reproduction (paper scale)
 #   snakemake --cores all --config scale=smoke   the same DAG on small grids
+#   snakemake results/smoke/figures/minip_witness.pdf   one figure: the scale follows from the path
 from snakemake.utils import min_version, validate
 
 min_version("9.0")

@@ -4,6 +4,8 @@ import json
 import subprocess
 import sys
 
+import pandas as pd
+
 
 def run(*args, cwd=None):
     return subprocess.run([sys.executable, "-m", "attnrank", *args], capture_output=True,
@@ -15,7 +17,7 @@ def test_missing_job_keys_are_named_before_any_work(tmp_path):
     res = run("minip-train", "--params", json.dumps({"experiment": "x"}), "--metrics", str(out),
               "--weights", str(tmp_path / "w.npz"), "--device", "cpu")
     assert res.returncode == 2
-    assert "missing parameter(s)" in res.stderr and "ranks" in res.stderr
+    assert "missing key(s)" in res.stderr and "ranks" in res.stderr
     assert not out.exists()
 
 
@@ -31,6 +33,15 @@ def test_missing_input_table_is_named(tmp_path):
     assert not (tmp_path / "f.pdf").exists()
 
 
+def test_unknown_job_keys_are_named(tmp_path):
+    res = run("table", "--params", json.dumps({"select": "all", "max_rank_only": False, "typo": 1}),
+              "--inputs", "x", "--out", str(tmp_path / "t.parquet"))
+    assert res.returncode == 2 and "unknown key(s) typo" in res.stderr
+
+
 def test_unknown_figure_is_refused(tmp_path):
-    res = run("figure", "no_such_figure", "--inputs", "x", "--out", str(tmp_path / "f.pdf"))
-    assert res.returncode == 2
+    table = tmp_path / "minip_witness.parquet"
+    pd.DataFrame({"a": [1]}).to_parquet(table)  # the input exists: the name is what is refused
+    res = run("figure", "no_such_figure", "--inputs", str(table), "--out", str(tmp_path / "f.pdf"))
+    assert res.returncode == 2 and "unknown figure 'no_such_figure'" in res.stderr
+    assert not (tmp_path / "f.pdf").exists()

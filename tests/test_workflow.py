@@ -6,45 +6,15 @@ byte-identically.
 """
 
 import json
-import os
-import shutil
-import subprocess
-import sys
-from pathlib import Path
 
 import pandas as pd
 import pytest
+from conftest import copy_repo, snakemake
 
+from attnrank.plan import NON_ARTIFACTS
 from attnrank.provenance import SIDECAR_SUFFIX, sha256_file
 
-ROOT = Path(__file__).resolve().parents[1]
-SNAKEMAKE = str(Path(sys.executable).with_name("snakemake"))
 pytestmark = pytest.mark.slow
-
-
-def _copy_repo(dest: Path) -> None:
-    files = subprocess.run(["git", "ls-files", "--cached", "--others", "--exclude-standard", "-z"],
-                           cwd=ROOT, capture_output=True, text=True, check=True).stdout
-    for rel in filter(None, files.split("\0")):
-        src = ROOT / rel
-        if src.is_file() and not rel.startswith(("results/", "tests/")):
-            (dest / rel).parent.mkdir(parents=True, exist_ok=True)
-            shutil.copy2(src, dest / rel)
-
-
-def _snakemake(cwd: Path, *args: str) -> subprocess.CompletedProcess:
-    env = dict(os.environ, PATH=f"{Path(sys.executable).parent}{os.pathsep}{os.environ['PATH']}")
-    return subprocess.run([SNAKEMAKE, *args, "--cores", "2", "--config", "scale=smoke"], cwd=cwd,
-                          env=env, capture_output=True, text=True, timeout=1200)
-
-
-@pytest.fixture(scope="module")
-def smoke_run(tmp_path_factory):
-    work = tmp_path_factory.mktemp("repo")
-    _copy_repo(work)
-    res = _snakemake(work)
-    assert res.returncode == 0, res.stderr[-5000:]
-    return work
 
 
 def test_every_figure_and_the_claims_are_built(smoke_run):
@@ -56,24 +26,31 @@ def test_every_figure_and_the_claims_are_built(smoke_run):
     assert {f"TT-{i}" for i in range(1, 7)} <= set(claims["id"])
     assert set(claims["verdict"]) <= {"pass", "fail", "not run"}
     assert (res / "tables" / "minip_information_bound.csv").exists()
+    assert "<table>" in (res / "claims.html").read_text()
 
 
 def test_every_artifact_has_a_matching_sidecar(smoke_run):
     res = smoke_run / "results"
-    artifacts = [p for p in res.rglob("*") if p.is_file() and not p.name.endswith(SIDECAR_SUFFIX)]
+    run_dir = res / "smoke"
+    artifacts = [p for p in res.rglob("*") if p.is_file() and not p.name.endswith(SIDECAR_SUFFIX)
+                 and p.name not in NON_ARTIFACTS]
     assert len(artifacts) > 10
     for p in artifacts:
         side = p.with_name(p.name + SIDECAR_SUFFIX)
         assert side.exists(), f"no sidecar for {p}"
-        rec = json.loads(side.read_text())
+        text = side.read_text()
+        assert str(smoke_run) not in text, f"{side} holds a machine path"
+        rec = json.loads(text)
         assert rec["sha256"] == sha256_file(p), p
+        assert rec["artifact"] == p.relative_to(run_dir).as_posix()
+        assert rec["command"].startswith("python -m attnrank ")
         for inp, digest in rec["inputs"].items():
-            assert sha256_file(smoke_run / inp) == digest, (p, inp)
+            assert sha256_file(run_dir / inp) == digest, (p, inp)
     assert not [p for p in res.rglob("*.tmp*")], "half-written files left behind"
 
 
 def test_second_run_has_nothing_to_do(smoke_run):
-    res = _snakemake(smoke_run, "-n")
+    res = snakemake(smoke_run, "-n")
     assert res.returncode == 0
     assert "Nothing to be done" in res.stdout + res.stderr
 
@@ -82,8 +59,32 @@ def test_single_figure_rebuild_is_alone_and_byte_identical(smoke_run):
     fig = smoke_run / "results" / "smoke" / "figures" / "minip_witness.png"
     before = sha256_file(fig)
     fig.with_suffix(".pdf").unlink()
-    res = _snakemake(smoke_run, "results/smoke/figures/minip_witness.pdf")
+    res = snakemake(smoke_run, "results/smoke/figures/minip_witness.pdf", scale=None)
     assert res.returncode == 0, res.stderr[-3000:]
     log = res.stdout + res.stderr
     assert "figure_minip_witness" in log and "minip_train" not in log
     assert sha256_file(fig) == before
+
+
+def test_the_dag_ends_with_a_clean_audit(smoke_run):
+    report = json.loads((smoke_run / "results" / "smoke" / "audit.json").read_text())
+    assert report["ok"] and report["findings"] == [] and report["checked"] > 40
+
+
+def test_one_figure_plans_only_its_upstream_without_config(tmp_path):
+    copy_repo(tmp_path)
+    res = snakemake(tmp_path, "-n", "results/smoke/figures/minip_witness.pdf", scale=None)
+    assert res.returncode == 0, res.stderr[-3000:]
+    stats = res.stdout.split("Job stats:")[1].split("total")[0].splitlines()[3:]
+    jobs = {line.split()[0] for line in stats if line.strip()}
+    assert jobs == {"minip_train", "minip_constructions", "table", "figure_minip_witness"}
+    assert "results/smoke/minip/train/witness/table/metrics.parquet" in res.stdout
+    assert "results/full" not in res.stdout
+
+
+def test_report_shows_figures_and_the_claims_table(smoke_run):
+    out = smoke_run / "results" / "smoke" / "report.html"
+    res = snakemake(smoke_run, "--report", str(out))
+    assert res.returncode == 0, res.stderr[-3000:]
+    html = out.read_text()
+    assert "minip_witness.png" in html and "claims.html" in html

@@ -1,7 +1,8 @@
 """Command-line entry points: argument parsing only; every command calls the package modules.
 
 Each Snakemake rule runs exactly one of these commands, so every step can be rerun by hand with
-the same arguments (see a sidecar's "command" field).
+the same arguments (a sidecar's "command" field holds them). A step's ``--params`` is its typed
+job as JSON (``attnrank.jobs``): unknown or missing keys are refused before any work.
 """
 
 from __future__ import annotations
@@ -11,9 +12,8 @@ import json
 import logging
 import sys
 from collections.abc import Sequence
+from pathlib import Path
 from typing import Any
-
-from attnrank.provenance import Run
 
 log = logging.getLogger("attnrank")
 
@@ -29,33 +29,10 @@ def _json(text: str) -> dict[str, Any]:
 
 
 def _common(p: argparse.ArgumentParser) -> None:
-    p.add_argument("--params", type=_json, default={}, help="resolved parameters (JSON object)")
-    p.add_argument("--rule", default="manual", help="the Snakemake rule (for provenance)")
+    p.add_argument("--params", type=_json, default={}, help="the step's resolved parameters "
+                   "(its typed job as a JSON object)")
+    p.add_argument("--rule", default=None, help="the Snakemake rule (provenance; default: the step)")
     p.add_argument("--wildcards", type=_json, default={}, help="wildcards (JSON, provenance)")
-
-
-MINIP_JOB_KEYS = ("experiment", "instance", "seeds", "ranks", "lr", "warmup", "log_every", "batch",
-                  "steps", "eval_sequences", "feature_map", "data")
-DATA_KEYS = {"random": ("n_tokens", "m", "tokens"), "witness": ("blocks", "width"),
-             "pools": ("n_tokens", "m", "tokens", "train_pool", "test_pool")}
-
-
-def require(params: dict[str, Any], keys: Sequence[str], where: str) -> None:
-    """Refuse a job whose parameters lack a key, before any work (names the missing keys)."""
-    missing = [k for k in keys if k not in params]
-    if missing:
-        raise ValueError(f"{where}: missing parameter(s) {', '.join(missing)} in --params")
-
-
-def check_minip_job(params: dict[str, Any]) -> None:
-    require(params, MINIP_JOB_KEYS, "minip job")
-    kind = params["data"].get("kind")
-    if kind not in DATA_KEYS:
-        raise ValueError(f"minip job: data.kind must be one of {sorted(DATA_KEYS)}, got {kind!r}")
-    require(params["data"], DATA_KEYS[kind], f"minip job data ({kind})")
-    bad = [r for r in params["ranks"] if not isinstance(r, int) or r < 1]
-    if bad:
-        raise ValueError(f"minip job: ranks must be integers ≥ 1, got {bad}")
 
 
 def _threads(n: int) -> None:
@@ -64,65 +41,61 @@ def _threads(n: int) -> None:
     torch.set_num_threads(max(1, n))
 
 
-def cmd_minip_train(a: argparse.Namespace) -> None:
+def _device_name(device: Any) -> str:
     import torch
 
+    return str(device) if device.type == "cpu" else torch.cuda.get_device_name(device)
+
+
+def _seed(job: Any) -> dict[str, Any]:
+    return {"scheme": "(experiment, task instance, seed index, role)",
+            "experiment": job.experiment, "instance": job.instance, "seeds": job.seeds}
+
+
+def cmd_minip_train(a: argparse.Namespace) -> None:
     from attnrank.experiments.minip import run_job
     from attnrank.io import write_npz, write_table
+    from attnrank.jobs.minip import MinipTrainJob
+    from attnrank.provenance import Run
     from attnrank.train import resolve_device
 
-    check_minip_job(a.params)
+    job = MinipTrainJob.from_dict(a.params)
     _threads(a.threads)
     device = resolve_device(a.device)
-    run = Run(a.rule, a.params, [], a.wildcards)
-    log.info("minip %s/%s on %s", a.params.get("experiment"), a.params.get("instance"), device)
-    metrics, weights = run_job(a.params, device)
+    run = Run("minip_train", job.to_dict(), [], a.wildcards, rule=a.rule)
+    log.info("minip %s/%s on %s", job.experiment, job.instance, device)
+    metrics, weights = run_job(job.to_dict(), device)
     write_table(metrics, a.metrics)
     write_npz(weights, a.weights)
-    dev = str(device) if device.type == "cpu" else torch.cuda.get_device_name(device)
-    run.finish([a.metrics, a.weights], device=dev,
-               seed={"scheme": "(experiment, instance, seed index, role)",
-                     "experiment": a.params.get("experiment"),
-                     "instance": a.params.get("instance"), "seeds": a.params.get("seeds")})
+    run.finish([a.metrics, a.weights], device=_device_name(device), seed=_seed(job))
 
 
 def cmd_minip_capacity(a: argparse.Namespace) -> None:
     from attnrank.experiments.minip_capacity import run_capacity
     from attnrank.io import write_table
+    from attnrank.jobs.minip import MinipCapacityJob
+    from attnrank.provenance import Run
     from attnrank.train import resolve_device
 
-    require(a.params, ("experiment", "instance", "seeds", "data", "lr", "warmup", "log_every", "batch",
-                       "steps", "long_steps", "beta", "eval_sequences"), "capacity job")
+    job = MinipCapacityJob.from_dict(a.params)
     _threads(a.threads)
     device = resolve_device(a.device)
-    run = Run(a.rule, a.params, [], a.wildcards)
-    write_table(run_capacity(a.params, device), a.metrics)
-    run.finish([a.metrics], device=str(device),
-               seed={"experiment": a.params.get("experiment"), "instance": a.params.get("instance"),
-                     "seeds": a.params.get("seeds")})
+    run = Run("minip_capacity_train", job.to_dict(), [], a.wildcards, rule=a.rule)
+    write_table(run_capacity(job.to_dict(), device), a.metrics)
+    run.finish([a.metrics], device=_device_name(device), seed=_seed(job))
 
 
 def cmd_minip_constructions(a: argparse.Namespace) -> None:
     from attnrank.experiments.minip_constructions import run_constructions
     from attnrank.io import write_table
+    from attnrank.jobs.minip import MinipConstructionsJob
+    from attnrank.provenance import Run
 
+    job = MinipConstructionsJob.from_dict(a.params)
     _threads(a.threads)
-    run = Run(a.rule, a.params, [], a.wildcards)
-    write_table(run_constructions(a.params), a.out)
+    run = Run("minip_constructions", job.to_dict(), [], a.wildcards, rule=a.rule)
+    write_table(run_constructions(job.to_dict()), a.out)
     run.finish([a.out], device="cpu", seed={"experiment": "constructions"})
-
-
-def cmd_minip_table(a: argparse.Namespace) -> None:
-    import pandas as pd
-
-    from attnrank.io import read_table, write_table
-
-    run = Run(a.rule, a.params, a.inputs, a.wildcards)
-    df = pd.concat([read_table(p) for p in a.inputs], ignore_index=True)
-    if not a.all_steps:
-        df = df[df["final"]].reset_index(drop=True)
-    write_table(df, a.out)
-    run.finish([a.out])
 
 
 def cmd_minip_information_bound(a: argparse.Namespace) -> None:
@@ -130,96 +103,127 @@ def cmd_minip_information_bound(a: argparse.Namespace) -> None:
 
     from attnrank.experiments.minip_constructions import information_bound
     from attnrank.io import read_table, write_table
+    from attnrank.jobs.minip import InformationBoundJob
+    from attnrank.provenance import Run
 
-    run = Run(a.rule, a.params, a.inputs, a.wildcards)
+    job = InformationBoundJob.from_dict(a.params)
+    run = Run("minip_information_bound", job.to_dict(), a.inputs, a.wildcards, rule=a.rule)
     df = information_bound(pd.concat([read_table(p) for p in a.inputs], ignore_index=True),
-                           float_bits=int(a.params.get("float_bits", 32)))
+                           float_bits=job.float_bits)
     write_table(df, a.out)
     write_table(df, a.csv)
     run.finish([a.out, a.csv])
 
 
-ENTROPIC_RUNNERS = {"surrogate": "entropic_surrogate", "ladder": "entropic_ladder",
-                    "attention": "entropic_attention"}
-
-
 def cmd_entropic_train(a: argparse.Namespace) -> None:
     import importlib
 
-    import torch
-
     from attnrank.io import write_npz, write_table
+    from attnrank.jobs.entropic import TRAIN_JOBS
+    from attnrank.provenance import Run
     from attnrank.train import resolve_device
 
+    exp = a.params.get("experiment")
+    if exp not in TRAIN_JOBS:
+        raise ValueError(f"params.experiment must be one of {', '.join(TRAIN_JOBS)}, got {exp!r}")
+    job = TRAIN_JOBS[exp].from_dict(a.params)
     _threads(a.threads)
     device = resolve_device(a.device)
-    exp = a.params.get("experiment")
-    if exp not in ENTROPIC_RUNNERS:
-        raise ValueError(f"params.experiment must be one of {sorted(ENTROPIC_RUNNERS)}, got {exp!r}")
-    run = Run(a.rule, a.params, [], a.wildcards)
-    log.info("entropic %s/%s on %s", exp, a.params.get("instance"), device)
-    module = importlib.import_module(f"attnrank.experiments.{ENTROPIC_RUNNERS[exp]}")
-    metrics, weights = module.run_job(a.params, device)
+    step = f"entropic_{exp}_train"
+    run = Run(step, job.to_dict(), [], a.wildcards, rule=a.rule)
+    log.info("entropic %s/%s on %s", exp, job.instance, device)
+    module = importlib.import_module(f"attnrank.experiments.entropic_{exp}")
+    metrics, weights = module.run_job(job.to_dict(), device)
     write_table(metrics, a.metrics)
     write_npz(weights, a.weights)
-    dev = str(device) if device.type == "cpu" else torch.cuda.get_device_name(device)
-    run.finish([a.metrics, a.weights], device=dev,
-               seed={"scheme": "(experiment, task instance, seed index, role)", "experiment": exp,
-                     "instance": a.params.get("instance"), "seeds": a.params.get("seeds")})
+    run.finish([a.metrics, a.weights], device=_device_name(device), seed=_seed(job))
 
 
 def cmd_entropic_predict(a: argparse.Namespace) -> None:
     from attnrank.experiments.entropic_predict import run_job
     from attnrank.io import write_npz, write_table
+    from attnrank.jobs.entropic import PredictJob
+    from attnrank.provenance import Run
 
+    job = PredictJob.from_dict(a.params)
     _threads(a.threads)
-    run = Run(a.rule, a.params, [], a.wildcards)
-    table, spectra = run_job(a.params)
+    run = Run("entropic_predict", job.to_dict(), [], a.wildcards, rule=a.rule)
+    table, spectra = run_job(job.to_dict())
     write_table(table, a.out)
     write_npz(spectra, a.spectra)
-    run.finish([a.out, a.spectra], device="cpu",
-               seed={"scheme": "(experiment, task instance, seed index, role)",
-                     "experiment": a.params.get("experiment"), "instance": a.params.get("instance"),
-                     "seeds": a.params.get("seeds")})
+    run.finish([a.out, a.spectra], device="cpu", seed=_seed(job))
 
 
-def cmd_entropic_table(a: argparse.Namespace) -> None:
-    import pandas as pd
+def cmd_table(a: argparse.Namespace) -> None:
+    from attnrank.io import write_table
+    from attnrank.jobs.table import TableJob
+    from attnrank.provenance import Run
+    from attnrank.tables import concat_tables
 
-    from attnrank.io import read_table, write_table
-
-    run = Run(a.rule, a.params, a.inputs, a.wildcards)
-    df = pd.concat([read_table(p) for p in a.inputs], ignore_index=True)
-    if a.select != "all":
-        df = df[df[a.select]]
-    if a.max_rank_only:
-        df = df[df["rank"] == df["rank"].max()]
-    write_table(df.reset_index(drop=True), a.out)
+    job = TableJob.from_dict(a.params)
+    run = Run("table", job.to_dict(), a.inputs, a.wildcards, rule=a.rule)
+    write_table(concat_tables(a.inputs, job.select, job.max_rank_only), a.out)
     run.finish([a.out])
 
 
 def cmd_figure(a: argparse.Namespace) -> None:
     from attnrank.figures import draw
+    from attnrank.provenance import Run
+    from attnrank.registry import FIGURES
 
-    run = Run(a.rule, a.params, a.inputs, a.wildcards)
+    if a.name not in FIGURES:
+        raise ValueError(f"unknown figure {a.name!r}; registered: {', '.join(FIGURES)}")
+    run = Run("figure", a.params, a.inputs, a.wildcards, rule=a.rule, figure=a.name)
     outs = draw(a.name, a.inputs, a.out, a.params)
     run.finish(outs)
 
 
 def cmd_claims(a: argparse.Namespace) -> None:
     from attnrank.claims import evaluate_claims, write_claims
+    from attnrank.provenance import Run
 
-    run = Run(a.rule, a.params, a.inputs, a.wildcards)
+    run = Run("claims", a.params, a.inputs, a.wildcards, rule=a.rule)
     table = evaluate_claims(a.inputs, a.params)
-    outs = write_claims(table, a.md, a.csv, a.params.get("scale", "?"))
+    outs = write_claims(table, a.md, a.csv, a.params.get("scale", "?"), a.html)
     run.finish(outs)
 
 
-def cmd_reference(a: argparse.Namespace) -> None:
-    from attnrank.reference import publish_reference
+def cmd_audit(a: argparse.Namespace) -> int:
+    from attnrank.audit import audit_run, load_config
 
+    report = audit_run(Path(a.run), load_config(a.config), scale=a.scale)
+    text = report.summary()
+    print(text)
+    if a.json:
+        from attnrank.io import write_text
+
+        write_text(report.to_json(), a.json)
+    return 0 if report.ok else 1
+
+
+def cmd_compare(a: argparse.Namespace) -> int:
+    from attnrank.compare import compare_runs
+
+    report = compare_runs(Path(a.run), Path(a.ref), abs_tol=a.abs_tol, rtol=a.rtol, k=a.k,
+                          allow_missing=a.allow_missing)
+    print(report.summary())
+    if a.json:
+        from attnrank.io import write_text
+
+        write_text(report.to_json(), a.json)
+    return 0 if report.ok else 1
+
+
+def cmd_reference(a: argparse.Namespace) -> None:
+    from attnrank.reference import git_is_clean, publish_reference
+
+    if not a.allow_dirty:
+        clean, status = git_is_clean(Path.cwd())
+        if not clean:
+            raise RuntimeError("refusing to publish a reference from a dirty tree (commit first, or "
+                               f"--allow-dirty for a trial):\n{status}")
     copied = publish_reference(a.run, a.dest)
-    log.info("copied %d files (with sidecars) from %s to %s", len(copied), a.run, a.dest)
+    log.info("published %d files (with sidecars) from %s to %s", len(copied), a.run, a.dest)
 
 
 def _training(p: argparse.ArgumentParser, weights: bool = True) -> None:
@@ -252,13 +256,6 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--threads", type=int, default=1)
     p.set_defaults(func=cmd_minip_constructions)
 
-    p = sub.add_parser("minip-table", help="final rows of several metrics tables, concatenated")
-    _common(p)
-    p.add_argument("--all-steps", action="store_true", help="keep every logged step, not only the final")
-    p.add_argument("--inputs", nargs="+", required=True)
-    p.add_argument("--out", required=True)
-    p.set_defaults(func=cmd_minip_table)
-
     p = sub.add_parser("minip-information-bound", help="B5 transcript bound table")
     _common(p)
     p.add_argument("--inputs", nargs="+", required=True)
@@ -279,14 +276,12 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--threads", type=int, default=1)
     p.set_defaults(func=cmd_entropic_predict)
 
-    p = sub.add_parser("entropic-table", help="Paper A: concatenate metrics tables, keeping some rows")
+    p = sub.add_parser("table", help="concatenate metrics tables into one, keeping some rows "
+                       '(--params {"select": all|final|selected, "max_rank_only": bool})')
     _common(p)
     p.add_argument("--inputs", nargs="+", required=True)
     p.add_argument("--out", required=True)
-    p.add_argument("--select", default="all", choices=["all", "final", "selected"],
-                   help="keep every logged row, the last step, or each student's reported row")
-    p.add_argument("--max-rank-only", action="store_true", help="keep only the largest student rank")
-    p.set_defaults(func=cmd_entropic_table)
+    p.set_defaults(func=cmd_table)
 
     p = sub.add_parser("figure", help="draw one figure (PDF + PNG) from tables")
     _common(p)
@@ -300,11 +295,36 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--inputs", nargs="+", required=True)
     p.add_argument("--md", required=True)
     p.add_argument("--csv", required=True)
+    p.add_argument("--html", default=None, help="also write the verdicts as an HTML page")
     p.set_defaults(func=cmd_claims)
-    p = sub.add_parser("reference", help="copy a finished run's tables, PNGs and claims to "
-                       "results/reference/")
+
+    p = sub.add_parser("audit", help="check every artifact of a run against its sidecar, the "
+                       "chain of inputs, and what the current checkout and config would produce")
+    p.add_argument("run", nargs="?", default="results/full", help="a run folder (results/<scale>)")
+    p.add_argument("--config", default="config.yaml")
+    p.add_argument("--scale", default=None,
+                   help="the config scale to check against (default: the one the sidecars record)")
+    p.add_argument("--json", default=None, help="also write the report as JSON here")
+    p.set_defaults(func=cmd_audit)
+
+    p = sub.add_parser("compare", help="does a run match a reference within the seed-to-seed "
+                       "spread, and which claim verdicts differ")
+    p.add_argument("run", help="the run folder to check (results/<scale>)")
+    p.add_argument("ref", nargs="?", default="results/reference", help="the reference folder")
+    p.add_argument("--k", type=float, default=3.0,
+                   help="tolerance in seed-to-seed standard deviations of the reference (default 3)")
+    p.add_argument("--abs-tol", type=float, default=1e-9, help="absolute tolerance floor")
+    p.add_argument("--rtol", type=float, default=1e-6, help="relative tolerance floor")
+    p.add_argument("--allow-missing", action="store_true",
+                   help="tables, groups or claims on one side only are not a difference")
+    p.add_argument("--json", default=None, help="also write the report as JSON here")
+    p.set_defaults(func=cmd_compare)
+
+    p = sub.add_parser("reference", help="publish a finished run's tables, PNGs, claims and every "
+                       "sidecar to results/reference/ (atomically; refuses a dirty tree)")
     p.add_argument("--run", default="results/full")
     p.add_argument("--dest", default="results/reference")
+    p.add_argument("--allow-dirty", action="store_true", help="publish from a dirty tree (trials)")
     p.set_defaults(func=cmd_reference)
     return parser
 
@@ -314,14 +334,12 @@ def main(argv: Sequence[str] | None = None) -> int:
     logging.basicConfig(level=logging.DEBUG if args.verbose else logging.INFO,
                         format="%(asctime)s %(name)s %(levelname)s %(message)s", stream=sys.stderr)
     try:
-        args.func(args)
+        rc = args.func(args)
     except (ValueError, FileNotFoundError, RuntimeError, ArithmeticError) as err:
         log.error("%s", err)
         return 2
-    return 0
+    return int(rc or 0)
 
 
 if __name__ == "__main__":
     raise SystemExit(main())
-
-

@@ -1,27 +1,35 @@
-"""Provenance sidecars (``X.prov.json`` beside every artifact ``X``) and the atomic writers.
+"""Provenance sidecars: ``X.prov.json`` beside every artifact ``X``.
 
-A sidecar records: sha256 of X; the rule and wildcards; the resolved parameters and their hash;
-the sha256 of each input; the code version (git commit, dirty flag, hashes of ``src/`` and
-``workflow/``); Python, torch, numpy versions, device, host; seed; start, end, duration.
+A sidecar records: sha256 of X; the step, rule and wildcards; the resolved parameters and their
+hash; the sha256 of each input; the code version (git commit, dirty flag, hashes of ``src/`` and
+``workflow/``, and the step's own code hash over the import closure of its entry module);
+Python, torch, numpy versions, device, host; seed; start, end, duration; the command as
+``python -m attnrank ...``. Every path in it is relative to the run folder (``results/<scale>/``),
+so a copy of that folder (``results/reference/``) can be audited on any machine.
 """
 
 from __future__ import annotations
 
-import contextlib
 import hashlib
 import json
 import os
 import platform
+import shlex
 import socket
 import subprocess
 import sys
-import tempfile
 import time
-from collections.abc import Iterator, Sequence
+from collections.abc import Sequence
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
+
+from attnrank.io import atomic_path
+from attnrank.jobs.base import canonical_json, params_hash
+
+__all__ = ["SIDECAR_SUFFIX", "Run", "atomic_path", "canonical_json", "params_hash", "read_sidecar",
+           "run_root", "sha256_file", "write_sidecar"]
 
 SIDECAR_SUFFIX = ".prov.json"
 PACKAGE_DIR = Path(__file__).resolve().parent
@@ -35,12 +43,29 @@ def sha256_file(path: str | Path) -> str:
     return h.hexdigest()
 
 
-def canonical_json(obj: Any) -> str:
-    return json.dumps(obj, sort_keys=True, separators=(",", ":"), default=str)
+def run_root(path: str | Path) -> Path:
+    """The run folder an artifact belongs to: the ``results/<name>/`` above it, else its own
+    folder. Sidecars record paths relative to it, so a copied run folder stays checkable."""
+    path = Path(os.path.abspath(path))
+    for parent in path.parents:
+        if parent.parent.name == "results":
+            return parent
+    return path.parent
 
 
-def params_hash(params: Any) -> str:
-    return hashlib.sha256(canonical_json(params).encode()).hexdigest()
+def relative_to_run(path: str | Path, root: Path) -> str:
+    """``path`` relative to the run folder ``root`` (posix); relative to the working directory
+    when it lies outside the run folder."""
+    absolute = Path(os.path.abspath(path))
+    try:
+        return absolute.relative_to(root).as_posix()
+    except ValueError:
+        return Path(os.path.relpath(absolute)).as_posix()
+
+
+def portable_command(argv: Sequence[str]) -> str:
+    """The command as ``python -m attnrank ...`` (argv[0] is a machine path of __main__.py)."""
+    return "python -m attnrank " + shlex.join(argv[1:])
 
 
 def tree_hash(root: str | Path, suffixes: Sequence[str] = (".py", ".smk", ".yaml", ".rst")) -> str:
@@ -65,9 +90,18 @@ def _repo_root() -> Path | None:
     return None
 
 
-def code_version() -> dict[str, Any]:
+def code_version(step: str | None = None, figure: str | None = None) -> dict[str, Any]:
+    """git commit and dirty flag, tree hashes of ``src/`` and ``workflow/``, and the step's own
+    code hash (the import closure of its entry module, see codehash.py) with its module list."""
+    from attnrank.codehash import import_closure, step_code_hash, step_entries
+
     root = _repo_root()
     info: dict[str, Any] = {"src_sha256": tree_hash(PACKAGE_DIR)}
+    if step is not None:
+        entries = step_entries(step, figure)
+        info["step_sha256"] = step_code_hash(step, figure)
+        info["step_modules"] = [p.relative_to(PACKAGE_DIR.parent).as_posix()
+                                for p in import_closure(entries)]
     if root is not None and (root / "workflow").exists():
         info["workflow_sha256"] = tree_hash(root / "workflow")
     commit, dirty = None, None
@@ -98,59 +132,58 @@ def environment(device: str | None = None) -> dict[str, Any]:
     return env
 
 
-@contextlib.contextmanager
-def atomic_path(path: str | Path) -> Iterator[Path]:
-    """Yield a temporary path in the target's folder; rename it onto ``path`` only on success."""
-    path = Path(path)
-    path.parent.mkdir(parents=True, exist_ok=True)
-    fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp" + path.suffix,
-                               dir=path.parent)
-    os.close(fd)
-    tmp_path = Path(tmp)
-    try:
-        yield tmp_path
-        os.replace(tmp_path, path)
-    finally:
-        if tmp_path.exists():
-            tmp_path.unlink()
-
-
 @dataclass
 class Run:
-    """One invocation of a pipeline step; writes a sidecar for each of its outputs.
+    """One invocation of a registered pipeline step; writes a sidecar for each of its outputs.
 
     Usage::
 
-        run = Run(rule="minip_train", params=params, inputs=[...], wildcards={...})
-        ... write outputs with atomic_path ...
+        run = Run(step="minip_train", params=job.to_dict(), inputs=[...], wildcards={...})
+        ... write outputs with attnrank.io's atomic writers ...
         run.finish([out1, out2], device="cpu", seed=...)
+
+    ``rule`` is the Snakemake rule (defaults to the step); ``figure`` names the figure of a
+    figure step (its module joins the step's code hash).
     """
 
-    rule: str
+    step: str
     params: dict[str, Any]
     inputs: Sequence[str | Path] = ()
     wildcards: dict[str, Any] = field(default_factory=dict)
+    rule: str | None = None
+    figure: str | None = None
     started: float = field(default_factory=time.time)
+    code: dict[str, Any] = field(default_factory=dict)
 
     def __post_init__(self) -> None:
+        from attnrank.registry import STEPS
+
+        if self.step not in STEPS:
+            raise ValueError(f"unknown step {self.step!r}; registered: {', '.join(STEPS)}")
         for p in self.inputs:
             if not Path(p).exists():
-                raise FileNotFoundError(f"input of rule {self.rule!r} is missing: {p}")
+                raise FileNotFoundError(f"input of step {self.step!r} is missing: {p}")
+        # The code as it is when the step starts (an edit while it runs must not be recorded).
+        self.code = code_version(self.step, self.figure)
 
     def finish(self, outputs: Sequence[str | Path], device: str | None = None,
                seed: Any = None, extra: dict[str, Any] | None = None) -> None:
         ended = time.time()
-        inputs = {str(p): sha256_file(p) for p in self.inputs}
+        if not outputs:
+            raise ValueError(f"step {self.step!r} finished without outputs")
+        root = run_root(outputs[0])
+        inputs = {relative_to_run(p, root): sha256_file(p) for p in self.inputs}
         base = {
-            "rule": self.rule,
+            "step": self.step,
+            "rule": self.rule or self.step,
             "wildcards": self.wildcards,
             "params": self.params,
             "params_sha256": params_hash(self.params),
             "inputs": inputs,
-            "code": code_version(),
+            "code": self.code,
             "environment": environment(device),
             "seed": seed,
-            "command": sys.argv,
+            "command": portable_command(sys.argv),
             "start": datetime.fromtimestamp(self.started, UTC).isoformat(),
             "end": datetime.fromtimestamp(ended, UTC).isoformat(),
             "duration_s": round(ended - self.started, 3),
@@ -158,20 +191,38 @@ class Run:
         if extra:
             base["extra"] = extra
         for out in outputs:
-            write_sidecar(out, base)
+            write_sidecar(out, {"artifact": relative_to_run(out, root), **base})
 
 
 def write_sidecar(path: str | Path, record: dict[str, Any]) -> Path:
     path = Path(path)
     if not path.exists():
         raise FileNotFoundError(f"cannot write provenance for missing artifact {path}")
-    rec = {"artifact": path.name, "sha256": sha256_file(path), **record}
-    side = path.with_name(path.name + SIDECAR_SUFFIX)
+    rec = {"artifact": path.name, **record, "sha256": sha256_file(path)}
+    side = sidecar_path(path)
     with atomic_path(side) as tmp:
         tmp.write_text(json.dumps(rec, indent=2, sort_keys=True, default=str) + "\n")
     return side
 
 
+def sidecar_path(path: str | Path) -> Path:
+    path = Path(path)
+    return path.with_name(path.name + SIDECAR_SUFFIX)
+
+
+def read_json_object(path: str | Path, what: str = "provenance sidecar") -> dict[str, Any]:
+    """A JSON object from ``path``; ValueError naming the file when it is unreadable or not an
+    object (a sidecar, a manifest)."""
+    path = Path(path)
+    try:
+        data = json.loads(path.read_text())
+    except (OSError, UnicodeDecodeError, json.JSONDecodeError) as exc:
+        raise ValueError(f"{path}: unreadable {what} ({exc})") from exc
+    if not isinstance(data, dict):
+        raise ValueError(f"{path}: {what} is not a JSON object")
+    return data
+
+
 def read_sidecar(path: str | Path) -> dict[str, Any]:
-    side = Path(str(path) + SIDECAR_SUFFIX)
-    return json.loads(side.read_text())
+    """The sidecar of artifact ``path`` (ValueError naming the file when it is not valid)."""
+    return read_json_object(sidecar_path(path))

@@ -1,8 +1,5 @@
 # Paper B (Opazo): Min-IP length sweep (B1), scaling in m (B2), witness suite (B3), OOD pools
-# (B4), information bound (B5), hand-built constructions, and their figures.
-
-MINIP_TRAIN_CODE = code_hash("experiments/minip.py", "models/kernel.py", "tasks/minip.py",
-                             "train.py", "seeding.py")
+# (B4), information bound (B5), hand-built constructions. Jobs: attnrank.jobs.minip.
 
 
 rule minip_train:
@@ -11,10 +8,10 @@ rule minip_train:
         metrics=f"{RESULTS}/minip/train/{{experiment}}/{{instance}}/metrics.parquet",
         weights=f"{RESULTS}/minip/train/{{experiment}}/{{instance}}/weights.npz",
     params:
-        job=lambda w: minip_job(w.experiment, w.instance),
-        wildcards=lambda w: as_json(dict(w.items())),
+        job=job_params("minip/train/{experiment}/{instance}/metrics.parquet"),
+        wildcards=wildcards_json,
         device=config["device"],
-        code=MINIP_TRAIN_CODE,
+        code=step_code_hash("minip_train"),
     threads: config["train_threads"]
     log:
         f"{LOGS}/minip_train/{{experiment}}/{{instance}}.log",
@@ -34,13 +31,12 @@ rule minip_capacity_train:
     output:
         f"{RESULTS}/minip/capacity/{{instance}}/metrics.parquet",
     params:
-        job=lambda w: minip_capacity_job(w.instance),
-        wildcards=lambda w: as_json(dict(w.items())),
+        job=job_params("minip/capacity/{instance}/metrics.parquet"),
+        wildcards=wildcards_json,
         device=config["device"],
-        code=code_hash("experiments/minip_capacity.py", "experiments/minip.py", "models/kernel.py",
-                       "tasks/minip.py", "train.py", "seeding.py"),
+        code=step_code_hash("minip_capacity_train"),
     wildcard_constraints:
-        instance="scratch|scratch_long|construction",
+        instance=planned_values("minip_capacity_train", "instance"),
     threads: config["train_threads"]
     log:
         f"{LOGS}/minip_capacity_train/{{instance}}.log",
@@ -54,110 +50,42 @@ rule minip_capacity_train:
         " --metrics {output} > {log} 2>&1"
 
 
-rule minip_capacity_table:
-    """The capacity probe's rows (every logged step) in one table."""
-    input:
-        expand(f"{RESULTS}/minip/capacity/{{instance}}/metrics.parquet",
-               instance=["scratch", "scratch_long", "construction"]),
-    output:
-        f"{RESULTS}/tables/minip_capacity.parquet",
-    params:
-        code=code_hash(),
-    log:
-        f"{LOGS}/minip_table/capacity.log",
-    conda:
-        CONDA_ENV
-    shell:
-        "python -m attnrank minip-table --rule minip_capacity_table --all-steps --inputs {input}"
-        " --out {output} > {log} 2>&1"
-
-
-rule minip_table:
-    """Final rows of every task instance of one experiment, in one tidy table."""
-    input:
-        lambda w: expand(f"{RESULTS}/minip/train/{w.experiment}/{{instance}}/metrics.parquet",
-                         instance=minip_instances(w.experiment)),
-    output:
-        f"{RESULTS}/tables/minip_{{experiment}}.parquet",
-    params:
-        code=code_hash(),
-    log:
-        f"{LOGS}/minip_table/{{experiment}}.log",
-    conda:
-        CONDA_ENV
-    shell:
-        "python -m attnrank minip-table --rule minip_table --wildcards"
-        " '{{\"experiment\": \"{wildcards.experiment}\"}}' --inputs {input} --out {output}"
-        " > {log} 2>&1"
-
-
 rule minip_constructions:
     """Evaluate the hand-built constructions (rank 1, 2^m features, dense)."""
     output:
         f"{RESULTS}/tables/minip_constructions.parquet",
     params:
-        p=minip_constructions_params(),
-        code=code_hash("experiments/minip_constructions.py", "experiments/minip.py",
-                       "models/kernel.py", "tasks/minip.py", "seeding.py"),
+        job=job_params("tables/minip_constructions.parquet"),
+        code=step_code_hash("minip_constructions"),
     log:
         f"{LOGS}/minip_constructions.log",
+    benchmark:
+        f"{LOGS}/benchmarks/minip_constructions.tsv"
     conda:
         CONDA_ENV
     shell:
-        "python -m attnrank minip-constructions --rule minip_constructions --params {params.p:q}"
+        "python -m attnrank minip-constructions --rule minip_constructions --params {params.job:q}"
         " --out {output} > {log} 2>&1"
 
 
 rule minip_information_bound:
     """B5: transcript lower bound against the bits each trained kernel head carries."""
     input:
-        expand(f"{RESULTS}/tables/minip_{{experiment}}.parquet",
-               experiment=["length_sweep", "rank_vs_m", "witness"]),
+        step_inputs("tables/minip_information_bound.parquet"),
     output:
         table=f"{RESULTS}/tables/minip_information_bound.parquet",
         csv=report(f"{RESULTS}/tables/minip_information_bound.csv",
                    caption="../report/minip_information_bound.rst", category="Paper B"),
     params:
-        p=as_json({"float_bits": 32}),
-        code=code_hash("experiments/minip_constructions.py"),
+        job=job_params("tables/minip_information_bound.parquet"),
+        code=step_code_hash("minip_information_bound"),
     log:
         f"{LOGS}/minip_information_bound.log",
+    benchmark:
+        f"{LOGS}/benchmarks/minip_information_bound.tsv"
     conda:
         CONDA_ENV
     shell:
         "python -m attnrank minip-information-bound --rule minip_information_bound"
-        " --params {params.p:q} --inputs {input} --out {output.table} --csv {output.csv}"
+        " --params {params.job:q} --inputs {input} --out {output.table} --csv {output.csv}"
         " > {log} 2>&1"
-
-
-# One rule per figure, so `snakemake results/<scale>/figures/<name>.pdf` rebuilds just it.
-MINIP_FIGURE_TABLES = {
-    "minip_length_sweep": ["minip_length_sweep", "minip_constructions"],
-    "minip_rank_vs_m": ["minip_rank_vs_m", "minip_constructions"],
-    "minip_witness": ["minip_witness", "minip_constructions"],
-    "minip_ood_pools": ["minip_ood"],
-}
-
-for fig, tables in MINIP_FIGURE_TABLES.items():
-
-    rule:
-        name:
-            f"figure_{fig}"
-        input:
-            [f"{RESULTS}/tables/{t}.parquet" for t in tables],
-        output:
-            pdf=report(f"{RESULTS}/figures/{fig}.pdf", caption=f"../report/{fig}.rst",
-                       category="Paper B"),
-            png=f"{RESULTS}/figures/{fig}.png",
-        params:
-            figure=fig,
-            rule_name=f"figure_{fig}",
-            p=minip_figure_params(),
-            code=code_hash(f"figures/{fig}.py", "figures/__init__.py", "figures/style.py"),
-        log:
-            f"{LOGS}/figures/{fig}.log",
-        conda:
-            CONDA_ENV
-        shell:
-            "python -m attnrank figure {params.figure} --rule {params.rule_name} --params {params.p:q}"
-            " --inputs {input} --out {output.pdf} > {log} 2>&1"

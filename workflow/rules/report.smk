@@ -1,25 +1,91 @@
-# Claims verdicts over every result table, and the list of final targets.
+# Tables, figures, claims verdicts and the provenance audit (the DAG's last step).
 
-CLAIM_TABLES = [f"{RESULTS}/tables/{t}.parquet" for t in
-                ["minip_length_sweep", "minip_rank_vs_m", "minip_witness", "minip_ood",
-                 "minip_constructions", "minip_capacity"]] + ENTROPIC_CLAIM_TABLES
+
+rule table:
+    """Concatenate the per-job metrics tables of one result table, keeping some rows."""
+    input:
+        step_inputs("tables/{name}.parquet"),
+    output:
+        f"{RESULTS}/tables/{{name}}.parquet",
+    wildcard_constraints:
+        name="|".join(t for t, spec in TABLES.items() if spec.step == "table"),
+    params:
+        job=job_params("tables/{name}.parquet"),
+        wildcards=wildcards_json,
+        code=step_code_hash("table"),
+    log:
+        f"{LOGS}/tables/{{name}}.log",
+    benchmark:
+        f"{LOGS}/benchmarks/tables/{{name}}.tsv"
+    conda:
+        CONDA_ENV
+    shell:
+        "python -m attnrank table --rule table --params {params.job:q}"
+        " --wildcards {params.wildcards:q} --inputs {input} --out {output} > {log} 2>&1"
+
+
+# One rule per figure, so `snakemake results/<scale>/figures/<name>.pdf` rebuilds just it; the
+# report shows the PNG.
+for _fig, _spec in FIGURES.items():
+
+    rule:
+        name:
+            f"figure_{_fig}"
+        input:
+            step_inputs(f"figures/{_fig}.pdf"),
+        output:
+            pdf=f"{RESULTS}/figures/{_fig}.pdf",
+            png=report(f"{RESULTS}/figures/{_fig}.png", caption=f"../report/{_fig}.rst",
+                       category=f"Paper {_spec.paper}"),
+        params:
+            figure=_fig,
+            rule_name=f"figure_{_fig}",
+            job=job_params(f"figures/{_fig}.pdf"),
+            code=step_code_hash("figure", _fig),
+        log:
+            f"{LOGS}/figures/{_fig}.log",
+        benchmark:
+            f"{LOGS}/benchmarks/figures/{_fig}.tsv"
+        conda:
+            CONDA_ENV
+        shell:
+            "python -m attnrank figure {params.figure} --rule {params.rule_name}"
+            " --params {params.job:q} --inputs {input} --out {output.pdf} > {log} 2>&1"
 
 
 rule claims:
     """Evaluate every paper claim (TT-n, EB-n) on the tables: pass, fail or not run."""
     input:
-        CLAIM_TABLES,
+        step_inputs("claims.md"),
     output:
-        md=report(f"{RESULTS}/claims.md", caption="../report/claims.rst", category="Claims"),
+        md=f"{RESULTS}/claims.md",
         csv=f"{RESULTS}/claims.csv",
+        html=report(f"{RESULTS}/claims.html", caption="../report/claims.rst", category="Claims"),
     params:
-        p=as_json({"scale": SCALE, "minip": MINIP, "minip_grid": MINIP_GRID,
-                   "entropic": ENTROPIC, "entropic_grid": ENTROPIC_GRID}),
-        code=code_hash("claims.py"),
+        job=job_params("claims.md"),
+        code=step_code_hash("claims"),
     log:
         f"{LOGS}/claims.log",
+    benchmark:
+        f"{LOGS}/benchmarks/claims.tsv"
     conda:
         CONDA_ENV
     shell:
-        "python -m attnrank claims --rule claims --params {params.p:q} --inputs {input}"
-        " --md {output.md} --csv {output.csv} > {log} 2>&1"
+        "python -m attnrank claims --rule claims --params {params.job:q} --inputs {input}"
+        " --md {output.md} --csv {output.csv} --html {output.html} > {log} 2>&1"
+
+
+rule audit:
+    """Every artifact against its sidecar, the input chain, and what this checkout and config
+    would produce (missing, modified, broken chain, stale, orphaned); fails on any finding."""
+    input:
+        lambda w: [f"results/{w.scale}/{t}" for t in PLANS[w.scale].targets],
+    output:
+        f"{RESULTS}/audit.json",
+    log:
+        f"{LOGS}/audit.log",
+    conda:
+        CONDA_ENV
+    shell:
+        "python -m attnrank audit results/{wildcards.scale} --scale {wildcards.scale}"
+        " --json {output} > {log} 2>&1"
