@@ -29,9 +29,8 @@ def _adam(tables: Tables) -> pd.DataFrame:
     return df[df["optimizer"] == "adam"]
 
 
-@claim("EB-1", lambda v: "Linear surrogate, deficiency: for every r < r*, the trained excess risk "
-       f"(Adam) lies on the Eckart–Young bound, within {100 * v['bound_tolerance']:g} % of it "
-       "(relative)")
+@claim("EB-1", "Linear surrogate, deficiency: for every r < r*, the trained excess risk (Adam) "
+       "lies on the Eckart–Young bound, within {bound_tolerance:g} of it (relative to the bound)")
 def eb1(tables: Tables, p: dict[str, Any], v: Values) -> Outcome:
     tol = float(v["bound_tolerance"])
     df = _adam(tables)
