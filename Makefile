@@ -8,7 +8,7 @@ SCALE ?= full
 # Rules run `python -m attnrank ...`: make that the venv's python.
 export PATH := $(CURDIR)/$(VENV)/bin:$(PATH)
 
-.PHONY: setup reproduce smoke test lint bench reference audit report
+.PHONY: setup reproduce smoke test lint bench reference audit report readme
 
 setup: $(STAMP)
 
@@ -39,6 +39,9 @@ bench: $(STAMP)  ## vectorized trainer vs a loop of models -> benchmarks/results
 
 audit: $(STAMP)  ## every artifact of results/$(SCALE) against its sidecar, chain, code and config
 	$(PY) -m attnrank audit results/$(SCALE) --json results/$(SCALE)/audit.json
+
+readme: $(STAMP)  ## README's results section and figure thumbnails from results/reference
+	$(PY) -m attnrank readme --readme README.md --reference results/reference
 
 report: $(STAMP)  ## results/$(SCALE)/report.html: figures as PNG, the claims table rendered
 	$(VENV)/bin/snakemake --cores 1 --config scale=$(SCALE) --report results/$(SCALE)/report.html

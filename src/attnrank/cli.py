@@ -226,6 +226,18 @@ def cmd_reference(a: argparse.Namespace) -> None:
     log.info("published %d files (with sidecars) from %s to %s", len(copied), a.run, a.dest)
 
 
+def cmd_readme(a: argparse.Namespace) -> int:
+    from attnrank.readme import update_readme
+
+    changed = update_readme(Path(a.readme), Path(a.reference), check=a.check)
+    if a.check and changed:
+        log.error("%s: the results section differs from what %s gives (run `make readme`)",
+                  a.readme, a.reference)
+        return 1
+    log.info("%s: results section %s", a.readme, "rewritten" if changed else "unchanged")
+    return 0
+
+
 def _training(p: argparse.ArgumentParser, weights: bool = True) -> None:
     """Outputs and device options shared by the training commands."""
     p.add_argument("--metrics", required=True, help="output metrics table (.parquet)")
@@ -326,6 +338,13 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--dest", default="results/reference")
     p.add_argument("--allow-dirty", action="store_true", help="publish from a dirty tree (trials)")
     p.set_defaults(func=cmd_reference)
+
+    p = sub.add_parser("readme", help="rewrite README's results section (claims, figure "
+                       "thumbnails) from the committed reference run")
+    p.add_argument("--readme", default="README.md")
+    p.add_argument("--reference", default="results/reference")
+    p.add_argument("--check", action="store_true", help="write nothing; exit 1 when it differs")
+    p.set_defaults(func=cmd_readme)
     return parser
 
 

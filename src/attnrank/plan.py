@@ -89,19 +89,27 @@ ENTROPIC_WILDCARD = {"surrogate": "optimizer", "ladder": "rung", "attention": "t
 
 
 def figure_params(config: dict[str, Any], scale: str, paper: str) -> dict[str, Any]:
+    """The parameters of a figure of ``paper``: the grid facts it labels and the claim thresholds
+    it draws, from the config's ``claims`` block (never literals here or in the figure)."""
+    c = config["claims"]
     if paper == "B":
-        m, w = config["minip"], config["minip"]["scales"][scale]["witness"]
-        return {"scale": scale, "target_accuracy": m["target_accuracy"],
-                "exact_accuracy": m["exact_accuracy"],
+        w = config["minip"]["scales"][scale]["witness"]
+        return {"scale": scale, "target_accuracy": c["target_accuracy"],
+                "exact_accuracy": c["exact_accuracy"], "worst_case_cutoff": c["worst_case_cutoff"],
                 "witness": {"blocks": w["blocks"], "width": w["width"]}}
     e = config["entropic"]
     return {"scale": scale, "headline_tau": e["headline_tau"], "headline_beta": e["headline_beta"],
-            "noise_var": e["noise_var"], "floor": 0.02, "d": e["d"], "n_tokens": e["n_tokens"]}
+            "taus": e["taus"], "noise_var": e["noise_var"], "floor": c["noise_floor"],
+            "rank_tolerance": c["rank_tolerance"], "saturation_tau": c["saturation_tau"],
+            "d": e["d"], "n_tokens": e["n_tokens"]}
 
 
 def claims_params(config: dict[str, Any], scale: str) -> dict[str, Any]:
-    return {"scale": scale, "minip": config["minip"], "minip_grid": config["minip"]["scales"][scale],
-            "entropic": config["entropic"], "entropic_grid": config["entropic"]["scales"][scale]}
+    """The parameters of the claims step: every threshold (the ``claims`` block) and the grids the
+    checks need to know."""
+    return {"scale": scale, "claims": config["claims"], "minip": config["minip"],
+            "minip_grid": config["minip"]["scales"][scale], "entropic": config["entropic"],
+            "entropic_grid": config["entropic"]["scales"][scale]}
 
 
 def build_plan(config: dict[str, Any], scale: str) -> Plan:

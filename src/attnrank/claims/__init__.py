@@ -17,6 +17,7 @@ from attnrank.claims.core import (
     UnlistedTable,
     Verdict,
     claim,
+    claim_values,
     evaluate_claims,
     need,
     registered_checks,
@@ -24,5 +25,5 @@ from attnrank.claims.core import (
 )
 
 __all__ = ["CHECKS", "FAIL", "NOT_RUN", "PASS", "ClaimTables", "NotRun", "RegisteredClaim",
-           "UnlistedTable", "Verdict", "claim", "evaluate_claims", "need", "registered_checks",
-           "write_claims"]
+           "UnlistedTable", "Verdict", "claim", "claim_values", "evaluate_claims", "need",
+           "registered_checks", "write_claims"]

@@ -1,9 +1,14 @@
 """The claims machinery: verdicts, the ``@claim`` registry of checks, and their evaluation.
 
 A failed claim is a scientific result, not a crash. Each check is a pure function
-``check(tables, params) -> (passed, measured, threshold, note)`` registered with ``@claim``;
-``tables`` maps a table's file stem (e.g. "minip_witness") to its DataFrame. A check whose tables
-or grid points are missing raises ``NotRun`` with the reason.
+``check(tables, params, values) -> (passed, measured, threshold, note)`` registered with
+``@claim``; ``tables`` maps a table's file stem (e.g. "minip_witness") to its DataFrame. A check
+whose tables or grid points are missing raises ``NotRun`` with the reason.
+
+Every threshold comes from the config's ``claims`` block: ``claim_values`` gives a claim its named
+values (the block's shared thresholds, the claim's own sub-block, Paper A's headline τ and β), the
+check reads them and the claim's statement is rendered from the same values, so the text and the
+check cannot diverge.
 
 Names live in ``attnrank.registry.CLAIMS``: a check registers under a claim id listed there, its
 paper is the registry's, and it can read (through ``need``) only the tables the registry lists
@@ -47,6 +52,21 @@ class UnlistedTable(Exception):
 
 Outcome = tuple[bool, str, str, str]  # passed, measured, threshold, note
 Check = Callable[[Mapping[str, pd.DataFrame], dict[str, Any]], Outcome]
+Values = dict[str, Any]
+ValueCheck = Callable[[Mapping[str, pd.DataFrame], dict[str, Any], Values], Outcome]
+Statement = str | Callable[[Values], str]
+
+
+def claim_values(cid: str, params: dict[str, Any]) -> Values:
+    """The named values claim ``cid`` is judged with: the shared thresholds of ``params["claims"]``
+    (its entries that are not claim ids), then the claim's own sub-block, plus Paper A's
+    ``headline_tau`` and ``headline_beta``. A KeyError when ``params`` has no claims block."""
+    block = params["claims"]
+    entropic = params.get("entropic", {})
+    values = {k: entropic[k] for k in ("headline_tau", "headline_beta") if k in entropic}
+    values.update({k: v for k, v in block.items() if k not in CLAIMS})
+    values.update(block.get(cid) or {})
+    return values
 
 
 class ClaimTables(Mapping[str, pd.DataFrame]):
@@ -81,26 +101,34 @@ class ClaimTables(Mapping[str, pd.DataFrame]):
 class RegisteredClaim:
     id: str
     paper: str  # as recorded in the verdict: the registry's paper, plus the caveat if any
-    statement: str
+    template: Statement  # a str.format template over the claim's values, or a function of them
     check: Check
+
+    def statement(self, params: dict[str, Any]) -> str:
+        """The claim's statement with the values of ``params`` filled in."""
+        values = claim_values(self.id, params)
+        return self.template(values) if callable(self.template) else self.template.format(**values)
 
 
 CHECKS: dict[str, RegisteredClaim] = {}
 
 
-def claim(cid: str, statement: str, caveat: str = "") -> Callable[[Check], Check]:
+def claim(cid: str, statement: Statement, caveat: str = "") -> Callable[[ValueCheck], Check]:
     """Register a check for the registry's claim ``cid``; the verdict's paper is the registry's,
-    followed by ``(caveat)`` when one is given. The returned check sees only the claim's tables."""
+    followed by ``(caveat)`` when one is given. ``statement`` is rendered from the claim's values
+    (``claim_values``): a ``str.format`` template or a function of the values. The check is called
+    as ``fn(tables, params, values)``; the returned ``check(tables, params)`` sees only the
+    claim's tables."""
     if cid not in CLAIMS:
         raise ValueError(f"claim {cid!r} is not in registry.CLAIMS")
     if cid in CHECKS:
         raise ValueError(f"claim {cid!r} is registered twice")
     paper = CLAIMS[cid].paper + (f" ({caveat})" if caveat else "")
 
-    def deco(fn: Check) -> Check:
+    def deco(fn: ValueCheck) -> Check:
         @functools.wraps(fn)
         def check(tables: Mapping[str, pd.DataFrame], params: dict[str, Any]) -> Outcome:
-            return fn(ClaimTables(cid, tables), params)
+            return fn(ClaimTables(cid, tables), params, claim_values(cid, params))
 
         CHECKS[cid] = RegisteredClaim(cid, paper, statement, check)
         return check
@@ -141,7 +169,8 @@ def evaluate_claims(inputs: Sequence[str | Path], params: dict[str, Any]) -> pd.
             verdict = PASS if passed else FAIL
         except NotRun as why:
             measured, threshold, note, verdict = "", "", str(why), NOT_RUN
-        rows.append(asdict(Verdict(c.id, c.paper, c.statement, measured, threshold, verdict, note)))
+        rows.append(asdict(Verdict(c.id, c.paper, c.statement(params), measured, threshold,
+                                   verdict, note)))
     return pd.DataFrame(rows)
 
 

@@ -21,7 +21,7 @@ def plot(tables: dict[str, pd.DataFrame], params: dict[str, Any]) -> plt.Figure:
     panels = [p for p in panels if p in set(df["panel"])]
     fig, axes = plt.subplots(1, len(panels), figsize=(3.3 * len(panels), 3.4), sharey=True,
                              squeeze=False)
-    floor = float(params.get("floor", 0.02))
+    floor = float(params["floor"])
     for ax, panel in zip(axes[0], panels, strict=True):
         part = df[df["panel"] == panel]
         for i, (r_star, g) in enumerate(sorted(part.groupby("r_star"))):

@@ -19,7 +19,7 @@ def _label(t: str, b: float) -> str:
 
 def plot(tables: dict[str, pd.DataFrame], params: dict[str, Any]) -> plt.Figure:
     df, trace = tables["entropic_attention"], tables["entropic_attention_trace"]
-    tau = float(params.get("headline_tau", 0.05))
+    tau = float(params["headline_tau"])
     top = df[df["rank"] == df["rank"].max()]
     fig, axes = plt.subplots(1, 3, figsize=(13, 3.8))
     teachers = sorted({(t, float(b)) for t, b in zip(top["teacher"], top["beta"], strict=True)})

@@ -26,7 +26,7 @@ def _strip(ax: plt.Axes, df: pd.DataFrame, order: list[str], colors: list) -> No
 
 def plot(tables: dict[str, pd.DataFrame], params: dict[str, Any]) -> plt.Figure:
     df = tables["entropic_ladder"]
-    floor = float(params.get("floor", 0.02))
+    floor = float(params["floor"])
     fig, (ax1, ax2) = plt.subplots(1, 2, figsize=(9.5, 3.8), sharey=True,
                                    gridspec_kw={"width_ratios": [4, 4]})
     rungs = [r for r in ("B0", "B1", "B2", "B3") if r in set(df["model"])]

@@ -19,7 +19,8 @@ TITLES = {"E1": "E1 (V known)", "E2": "E2 (V unknown, unfolding)", "E2_debiased"
 
 def plot(tables: dict[str, pd.DataFrame], params: dict[str, Any]) -> plt.Figure:
     df = tables["entropic_predict"]
-    tau = float(params.get("headline_tau", 0.05))
+    tau, mixer_tau = float(params["headline_tau"]), float(params["saturation_tau"])
+    tol = float(params["rank_tolerance"])
     num_col = numerical_rank(tau)
     teachers = sorted({(t, float(b)) for t, b in zip(df["teacher"], df["beta"], strict=True)})
     fig, axes = plt.subplots(len(teachers), len(ESTIMATORS) + 1,
@@ -35,10 +36,10 @@ def plot(tables: dict[str, pd.DataFrame], params: dict[str, Any]) -> plt.Figure:
             ax = axes[row][col]
             g = part[part["estimator"] == est]
             for s_, gs in sorted(g.groupby("S")):
-                ncol = numerical_rank(0.01) if est == "mixer" else num_col
+                ncol = numerical_rank(mixer_tau) if est == "mixer" else num_col
                 med = median_over_seeds(gs, "r_star", [ENERGY_EFFECTIVE_RANK, ncol]).reset_index()
                 c = color.get(s_, "black")
-                lab = f"S = {s_}" if est != "mixer" else f"{s_} inputs (x: τ = 0.01)"
+                lab = f"S = {s_}" if est != "mixer" else f"{s_} inputs (x: τ = {mixer_tau:g})"
                 ax.plot(med["r_star"], med[ENERGY_EFFECTIVE_RANK], marker="o", ms=3, color=c, label=lab)
                 ax.plot(med["r_star"], med[ncol], marker="x", ms=4, ls=":", color=c, lw=0.8)
                 if est == "mixer":
@@ -59,7 +60,7 @@ def plot(tables: dict[str, pd.DataFrame], params: dict[str, Any]) -> plt.Figure:
                 continue
             worst = recovery_frontier(g)
             ax.plot(worst.index, np.maximum(worst.to_numpy(), 1e-4), marker="o", color=c, label=est)
-        ax.axhline(0.25, color="gray", ls=":", lw=1)
+        ax.axhline(tol, color="gray", ls=":", lw=1)
         ax.set_xscale("log", base=2)
         ax.set_yscale("log")
         ax.set_title(f"S-frontier — {name}", fontsize=8)

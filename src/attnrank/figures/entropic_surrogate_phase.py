@@ -18,7 +18,7 @@ def plot(tables: dict[str, pd.DataFrame], params: dict[str, Any]) -> plt.Figure:
     r_stars = sorted(df["r_star"].unique())
     fig, axes = plt.subplots(1, len(r_stars), figsize=(3.4 * len(r_stars), 3.4), sharey=True,
                              squeeze=False)
-    floor = float(params.get("floor", 0.02))
+    floor = float(params["floor"])
     for ax, r_star in zip(axes[0], r_stars, strict=True):
         part = df[df["r_star"] == r_star]
         adam = part[part["optimizer"] == "adam"]

@@ -15,10 +15,11 @@ from attnrank.quantities import median_over_seeds
 
 def plot(tables: dict[str, pd.DataFrame], params: dict[str, Any]) -> plt.Figure:
     df = tables["entropic_surrogate_trace"]
-    tau = float(params.get("headline_tau", 0.05))
+    tau, low = float(params["headline_tau"]), min(float(t) for t in params["taus"])
     cols = [(ENERGY_EFFECTIVE_RANK, "energy effective rank R̃_eff"),
-            (numerical_rank(tau), f"numerical rank (τ = {tau:g})"),
-            (numerical_rank(0.01), "numerical rank (τ = 0.01)")]
+            (numerical_rank(tau), f"numerical rank (τ = {tau:g})")]
+    if low != tau:  # the smallest τ of the config, where the numerical rank counts the most
+        cols.append((numerical_rank(low), f"numerical rank (τ = {low:g})"))
     cols = [c for c in cols if c[0] in df.columns]
     fig, axes = plt.subplots(1, len(cols), figsize=(4.2 * len(cols), 3.6), squeeze=False)
     styles = {"adam": "-", "gd": "--"}

@@ -15,7 +15,7 @@ from attnrank.quantities import crossing_rank, kernel_rows
 
 def plot(tables: dict[str, pd.DataFrame], params: dict[str, Any]) -> plt.Figure:
     df, cons = tables["minip_rank_vs_m"], tables["minip_constructions"]
-    target = float(params["target_accuracy"])
+    target, cut = float(params["target_accuracy"]), float(params["worst_case_cutoff"])
     fig, (ax0, ax1) = plt.subplots(1, 2, figsize=(9, 3.6))
     for i, (m, part) in enumerate(sorted(kernel_rows(df).groupby("m"))):
         color = PALETTE[i % len(PALETTE)]
@@ -42,7 +42,7 @@ def plot(tables: dict[str, pd.DataFrame], params: dict[str, Any]) -> plt.Figure:
         ax1.scatter(missing, tried[missing], marker="^", color=PALETTE[3],
                     label="not reached (largest r tried)")
     exp = cons[(cons["construction"] == "exp_features") & (cons["eval_set"] == "all_triples")]
-    exact = exp[exp[WORST_CASE_ERROR] < 0.5]
+    exact = exp[exp[WORST_CASE_ERROR] < cut]
     ax1.scatter(exact["m"], exact["rank"], marker="*", s=80, color="black", zorder=5,
                 label="construction exact (all triples)")
     ax1.set_yscale("log", base=2)

@@ -15,7 +15,7 @@ from attnrank.quantities import kernel_rows, witness_lower_bound
 def plot(tables: dict[str, pd.DataFrame], params: dict[str, Any]) -> plt.Figure:
     df = tables["minip_witness"].copy()
     df["sequence_error"] = 1.0 - df[TEST_SEQUENCE_ACCURACY]
-    w = params["witness"]
+    w, cut = params["witness"], float(params["worst_case_cutoff"])
     r_lb = witness_lower_bound(w["blocks"], w["width"])
     fig, axes = plt.subplots(1, 2, figsize=(9, 3.6))
     for ax, col, label in ((axes[0], "sequence_error", "sequence error"),
@@ -27,7 +27,7 @@ def plot(tables: dict[str, pd.DataFrame], params: dict[str, Any]) -> plt.Figure:
         ax.axhline(dense.median(), color="black", ls="--", lw=1, label="dense softmax")
         ax.axvline(r_lb, color=PALETTE[3], ls=":", lw=1.2, label=f"proven $r_{{lb}}$ = {r_lb}")
         if col == TEST_WORST_CASE_ERROR:
-            ax.axhline(0.5, color="grey", ls=":", lw=1, label="error 1/2")
+            ax.axhline(cut, color="grey", ls=":", lw=1, label=f"error {cut:g}")
         ax.set_xscale("log", base=2)
         ax.set_xlabel("feature rank r")
         ax.set_ylabel(label)

@@ -1,0 +1,183 @@
+"""A small synthetic run on which every claim passes: the shared fixture of the verdict tests.
+
+``world()`` returns every table a claim reads (keyed by file stem), built so that each claim passes
+with the thresholds of ``config.yaml``'s ``claims`` block; ``params()`` the claims step's params
+for it (Paper A at N = 8, d = 4; Paper B's witness family K = 8, w = 3). A verdict test copies the
+world, changes one thing, and checks the verdict: adding a claim means adding its tables here (if
+new) and a pass, a fail and a not-run case in ``test_claims_verdicts.py``.
+"""
+
+from __future__ import annotations
+
+import copy
+from pathlib import Path
+from typing import Any
+
+import pandas as pd
+import yaml
+
+ROOT = Path(__file__).resolve().parents[1]
+CONFIG = yaml.safe_load((ROOT / "config.yaml").read_text())
+N_TOKENS, D = 8, 4  # Paper A: r = N (EB-4) and r = d (EB-10) students
+TAUS = (0.01, 0.05, 0.1)
+
+
+def params(claims: dict[str, Any] | None = None) -> dict[str, Any]:
+    """The claims step's params for the world: the config's claims block (or ``claims``)."""
+    return {"scale": "test", "claims": copy.deepcopy(claims or CONFIG["claims"]),
+            "minip": {}, "minip_grid": {"witness": {"blocks": 8, "width": 3}},
+            "entropic": {"n_tokens": N_TOKENS, "d": D, "taus": list(TAUS), "headline_tau": 0.05,
+                         "headline_beta": 1.0}}
+
+
+# ---- Paper B -----------------------------------------------------------------------------------
+
+def minip_rows(model: str, n: int, rank: int, accs: list[float], worst: float = 0.1, m: int = 8,
+               fm: str = "table", inst: str = "x") -> list[dict[str, Any]]:
+    """One row per seed of a trained head with the given held-out sequence accuracies."""
+    return [{"model": model, "n_tokens": n, "rank": rank, "seed": s, "m": m, "feature_map": fm,
+             "instance": inst, "test_sequence_accuracy": a, "test_worst_case_error": worst}
+            for s, a in enumerate(accs)]
+
+
+N3_ACCURACY = {1: 0.65, 2: 0.8, 4: 0.91, 8: 0.97}  # rank-1 low, rising with r
+
+
+def length_sweep() -> pd.DataFrame:
+    rows = []
+    for n in (1, 2):
+        rows += minip_rows("kernel", n, 1, [1.0, 1.0])
+    for r, a in N3_ACCURACY.items():
+        rows += minip_rows("kernel", 3, r, [a - 0.01, a + 0.01])
+    return pd.DataFrame(rows + minip_rows("dense", 3, -1, [1.0, 1.0]))
+
+
+def constructions() -> pd.DataFrame:
+    rows = [{"construction": "rank1", "rank": 1, "n_tokens": n, "m": 8, "beta": float("nan"),
+             "eval_set": "random", "sequence_accuracy": a, "worst_case_error": w}
+            for n, a, w in ((1, 1.0, 0.0), (2, 1.0, 0.0), (3, 0.7, 1.0))]
+    for m in (2, 4):
+        for beta, worst in ((2.0, 0.213), (8.0, 0.0007)):
+            rows.append({"construction": "exp_features", "rank": 2**m, "n_tokens": 3, "m": m,
+                         "beta": beta, "eval_set": "all_triples", "worst_case_error": worst,
+                         "sequence_accuracy": float(worst < 0.5)})
+    return pd.DataFrame(rows)
+
+
+def crossing_rows(cross: int, m: int, inst: str = "x", ranks=(1, 4, 16, 64, 256)) -> list[dict]:
+    """Kernel heads that reach 0.95 from rank ``cross`` on (0.5 below it), and an exact dense."""
+    rows = []
+    for r in ranks:
+        rows += minip_rows("kernel", 3, r, [0.95 if r >= cross else 0.5] * 2, m=m, fm="mlp",
+                           inst=inst)
+    return rows + minip_rows("dense", 3, -1, [1.0, 1.0], m=m, fm="mlp", inst=inst)
+
+
+def rank_vs_m() -> pd.DataFrame:
+    return pd.DataFrame([r for m, c in ((6, 4), (8, 16), (10, 64)) for r in crossing_rows(c, m)])
+
+
+def witness() -> pd.DataFrame:
+    rows = []
+    for fm in ("table", "mlp"):
+        rows += minip_rows("kernel", 3, 4, [0.1, 0.1], worst=1.2, m=24, fm=fm)
+        rows += minip_rows("kernel", 3, 16, [1.0, 1.0], worst=0.2, m=24, fm=fm)
+        rows += minip_rows("kernel", 3, 32, [1.0, 1.0], worst=0.2, m=24, fm=fm)
+    return pd.DataFrame(rows + minip_rows("dense", 3, -1, [1.0, 1.0], m=24))
+
+
+def ood() -> pd.DataFrame:
+    return pd.DataFrame(crossing_rows(4, 8, "small") + crossing_rows(16, 12, "large"))
+
+
+def capacity() -> pd.DataFrame:
+    rows = []
+    for inst, steps, worst, acc in (("construction", 100, 0.05, 1.0), ("scratch", 100, 0.6, 0.99),
+                                    ("scratch_long", 300, 0.55, 0.995)):
+        for seed in range(2):
+            if inst == "construction":
+                rows.append({"instance": inst, "seed": seed, "step": 0, "final": False,
+                             "test_worst_case_error": 0.1, "test_sequence_accuracy": 1.0,
+                             "rank": 70, "m": 8, "steps_total": steps})
+            rows.append({"instance": inst, "seed": seed, "step": steps, "final": True,
+                         "test_worst_case_error": worst, "test_sequence_accuracy": acc,
+                         "rank": 70, "m": 8, "steps_total": steps})
+    return pd.DataFrame(rows)
+
+
+# ---- Paper A -----------------------------------------------------------------------------------
+
+def rank_columns(r_star: int, r: int) -> dict[str, float]:
+    """Every rank estimate of a rank-min(r, r*) operator."""
+    k = float(min(r, r_star))
+    return {f"numerical_rank_tau{t:g}": k for t in TAUS} | {
+        "energy_effective_rank": k, "entropy_effective_rank": k, "stable_rank": k}
+
+
+def surrogate() -> pd.DataFrame:
+    rows = []
+    for opt, ranks in (("adam", range(1, N_TOKENS + 1)), ("gd", [N_TOKENS])):
+        for r_star in (2, 4):
+            for seed in range(2):
+                for r in ranks:
+                    bound = max(0, r_star - r) / r_star
+                    exc = bound * 1.01 if r < r_star else 0.001
+                    rows.append({"optimizer": opt, "r_star": r_star, "seed": seed, "rank": r,
+                                 "excess": exc, "excess_population": exc, "bound": bound,
+                                 **rank_columns(r_star, r)})
+    return pd.DataFrame(rows)
+
+
+def ladder() -> pd.DataFrame:
+    return pd.DataFrame([{"model": m, "seed": s, "excess": v, "r_star": 4} for s in range(3)
+                         for m, v in (("B0", 0.001), ("B1", 1.0), ("B2", 1.0), ("B3", 1.1),
+                                      ("B1_pos", 0.002), ("B2_pos", 0.6))])
+
+
+def attention(soft_factor: float = 0.8) -> pd.DataFrame:
+    rows = []
+    for teacher, beta in (("linear", 1.0), ("softmax", 1.0), ("softmax", 4.0)):
+        for r_star in (2, 3):
+            for seed in range(2):
+                for r in range(1, D + 1):
+                    exc = 0.001 if r >= r_star else 0.3 * (r_star - r)
+                    if teacher == "softmax" and r < r_star:
+                        exc *= soft_factor if beta == 1.0 else 1.2
+                    rows.append({"teacher": teacher, "beta": beta, "r_star": r_star, "seed": seed,
+                                 "rank": r, "excess": exc, **rank_columns(r_star, r)})
+    return pd.DataFrame(rows)
+
+
+MIXER_LEVEL = {1: 5.0, 2: 10.0, 4: 18.0, 6: 18.5}  # rises, then levels off at 18.5
+
+
+def predict() -> pd.DataFrame:
+    rows = []
+    for teacher in ("linear", "softmax"):
+        for r_star in MIXER_LEVEL:
+            for seed in range(2):
+                for s_ in (32, 4096):
+                    for est in ("E1", "E2", "E2_debiased"):
+                        good = est == "E1" or s_ == 4096
+                        val = float(r_star) if good else 9.0
+                        num01 = 12.0 + 0.2 * r_star if teacher == "softmax" else val
+                        rows.append({"teacher": teacher, "beta": 1.0, "estimator": est,
+                                     "r_star": r_star, "seed": seed, "S": s_,
+                                     "numerical_rank_tau0.05": val, "numerical_rank_tau0.01": num01,
+                                     "energy_effective_rank": val, "entropy_effective_rank": val})
+                num, ent = {"linear": (r_star, 0.8 * r_star),
+                            "softmax": (MIXER_LEVEL[r_star], r_star + 1.0)}[teacher]
+                rows.append({"teacher": teacher, "beta": 1.0, "estimator": "mixer", "r_star": r_star,
+                             "seed": seed, "S": 64, "numerical_rank_tau0.05": num,
+                             "numerical_rank_tau0.01": num, "energy_effective_rank": ent,
+                             "entropy_effective_rank": ent})
+    return pd.DataFrame(rows)
+
+
+def world() -> dict[str, pd.DataFrame]:
+    """Every table some claim reads, each claim passing on them."""
+    return {"minip_length_sweep": length_sweep(), "minip_constructions": constructions(),
+            "minip_rank_vs_m": rank_vs_m(), "minip_witness": witness(), "minip_ood": ood(),
+            "minip_capacity": capacity(), "entropic_surrogate": surrogate(),
+            "entropic_ladder": ladder(), "entropic_attention": attention(),
+            "entropic_predict": predict()}

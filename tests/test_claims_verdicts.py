@@ -1,0 +1,280 @@
+"""Every claim, both ways: pass on the shared synthetic world (``claims_world``), fail when one of
+its conditions breaks (a case per condition), and not run when the grid lacks what it needs.
+
+A case is (claim, expected verdict, what changes, how): ``how`` edits a copy of the world's tables.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import dataclass
+
+import numpy as np
+import pandas as pd
+import pytest
+from claims_world import attention, params, world
+
+from attnrank.claims import CHECKS, FAIL, NOT_RUN, PASS, NotRun
+from attnrank.registry import CLAIMS
+
+Tables = dict[str, pd.DataFrame]
+
+
+@dataclass(frozen=True)
+class Case:
+    claim: str
+    verdict: str
+    what: str
+    edit: Callable[[Tables], None] = lambda t: None
+
+    def __str__(self) -> str:
+        return f"{self.claim} {self.verdict}: {self.what}"
+
+
+def where(t: Tables, table: str, col: str, value, **match) -> None:
+    """Set ``col`` to ``value`` in the rows of ``table`` that match every ``column=value``."""
+    df = t[table]
+    sel = np.ones(len(df), bool)
+    for k, v in match.items():
+        sel &= (df[k] == v).to_numpy()
+    assert sel.any(), (table, match)
+    df.loc[sel, col] = value
+
+
+def drop(t: Tables, table: str, keep: Callable[[pd.DataFrame], pd.Series]) -> None:
+    """Keep only the rows of ``table`` where ``keep(df)`` holds."""
+    t[table] = t[table][keep(t[table])].reset_index(drop=True)
+
+
+def remove(name: str) -> Callable[[Tables], None]:
+    return lambda t: t.pop(name)
+
+
+LS, CONS, RVM, WIT, OOD, CAP = ("minip_length_sweep", "minip_constructions", "minip_rank_vs_m",
+                                "minip_witness", "minip_ood", "minip_capacity")
+SUR, LAD, ATT, PRE = "entropic_surrogate", "entropic_ladder", "entropic_attention", "entropic_predict"
+ACC, WORST = "test_sequence_accuracy", "test_worst_case_error"
+
+
+def n3_accuracy(acc: dict[int, float]) -> Callable[[Tables], None]:
+    def edit(t: Tables) -> None:
+        for r, a in acc.items():
+            where(t, LS, ACC, a, n_tokens=3, rank=r, model="kernel")
+    return edit
+
+
+def attention_edits(teacher: str, beta: float) -> dict[str, Callable[[Tables], None]]:
+    """The three ways EB-7 (linear) and EB-8 (softmax at the headline β) fail, one at a time."""
+    kw = {"teacher": teacher, "beta": beta}
+    return {
+        "deficiency: an r < r* below the deficiency excess":
+            lambda t: where(t, ATT, "excess", 0.04, r_star=3, rank=1, **kw),
+        "attainability: an r ≥ r* above the floor":
+            lambda t: where(t, ATT, "excess", 0.03, r_star=3, rank=4, **kw),
+        "transition: excess(r* − 1) / excess(r*) below the ratio":
+            lambda t: (where(t, ATT, "excess", 0.06, r_star=2, rank=1, **kw),
+                       where(t, ATT, "excess", 0.01, r_star=2, rank=2, **kw)),
+    }
+
+
+CASES = [
+    # ---- TT-1
+    Case("TT-1", PASS, "rank 1 exact at N = 1, 2, trained and built"),
+    Case("TT-1", FAIL, "one trained seed below exact at N = 2",
+         lambda t: where(t, LS, ACC, 0.99, n_tokens=2, rank=1, seed=1)),
+    Case("TT-1", FAIL, "the rank-1 construction below exact at N = 1",
+         lambda t: where(t, CONS, "sequence_accuracy", 0.5, construction="rank1", n_tokens=1)),
+    Case("TT-1", NOT_RUN, "no rank-1 head at N = 2",
+         lambda t: drop(t, LS, lambda d: d["n_tokens"] != 2)),
+    # ---- TT-2
+    Case("TT-2", PASS, "a dip within the slack still rises", n3_accuracy({4: 0.795})),
+    Case("TT-2", FAIL, "rank-1 accuracy above the cap (accuracy still rising)",
+         n3_accuracy({1: 0.91, 2: 0.93, 4: 0.95, 8: 0.97})),
+    Case("TT-2", FAIL, "a median drops by more than the slack", n3_accuracy({4: 0.78, 8: 0.79})),
+    Case("TT-2", FAIL, "flat: the last median is not above the first",
+         n3_accuracy({1: 0.65, 2: 0.65, 4: 0.65, 8: 0.65})),
+    Case("TT-2", NOT_RUN, "no rank-1 head at N = 3",
+         lambda t: drop(t, LS, lambda d: (d["n_tokens"] != 3) | (d["rank"] != 1))),
+    # ---- TT-3
+    Case("TT-3", PASS, "dense exact at every m and seed"),
+    Case("TT-3", FAIL, "dense below exact on one seed at one m",
+         lambda t: where(t, RVM, ACC, 0.31, model="dense", m=8, seed=0)),
+    Case("TT-3", NOT_RUN, "no dense model", lambda t: drop(t, RVM, lambda d: d["model"] != "dense")),
+    # ---- TT-4
+    Case("TT-4", PASS, "r < 8 fails and r = 32 exact, both feature maps"),
+    Case("TT-4", FAIL, "a seed with r < 8 has worst-case error below the cut-off",
+         lambda t: where(t, WIT, WORST, 0.3, rank=4, feature_map="table", seed=0)),
+    Case("TT-4", FAIL, "r = 32 unsolved on one seed",
+         lambda t: where(t, WIT, ACC, 0.99, rank=32, feature_map="mlp", seed=1)),
+    Case("TT-4", NOT_RUN, "no r = 32 in the grid", lambda t: drop(t, WIT, lambda d: d["rank"] != 32)),
+    # ---- TT-5
+    Case("TT-5", PASS, "the crossing moves up from 4 to 16, dense exact"),
+    Case("TT-5", FAIL, "the crossing moves down",
+         lambda t: t[OOD].__setitem__("m", t[OOD]["m"].map({8: 12, 12: 8}))),
+    Case("TT-5", FAIL, "the crossing stays put",
+         lambda t: where(t, OOD, ACC, 0.95, instance="large", rank=4, model="kernel")),
+    Case("TT-5", FAIL, "dense below exact",
+         lambda t: where(t, OOD, ACC, 0.4, instance="large", model="dense", seed=0)),
+    Case("TT-5", NOT_RUN, "one OOD scale only", lambda t: drop(t, OOD, lambda d: d["m"] == 8)),
+    # ---- TT-6
+    Case("TT-6", PASS, "crossing 4 → 16 → 64 over m = 6, 8, 10; construction exact"),
+    Case("TT-6", FAIL, "no growth: every m crosses at the same r",
+         lambda t: where(t, RVM, ACC, 0.95, model="kernel", rank=4)),
+    Case("TT-6", FAIL, "too few m reach the target for a fit",
+         lambda t: (where(t, RVM, ACC, 0.5, model="kernel", m=8),
+                    where(t, RVM, ACC, 0.5, model="kernel", m=10))),
+    Case("TT-6", FAIL, "the 2^m construction not exact at β = 2",
+         lambda t: where(t, CONS, "worst_case_error", 0.6, construction="exp_features", beta=2.0)),
+    Case("TT-6", NOT_RUN, "no rank-vs-m table", remove(RVM)),
+    # ---- TT-gap
+    Case("TT-gap", PASS, "the construction stays exact, scratch does not become exact"),
+    Case("TT-gap", FAIL, "the construction is not exact at step 0",
+         lambda t: where(t, CAP, WORST, 0.6, instance="construction", step=0)),
+    Case("TT-gap", FAIL, "training breaks the construction",
+         lambda t: where(t, CAP, WORST, 0.7, instance="construction", final=True)),
+    Case("TT-gap", FAIL, "a scratch seed becomes exact",
+         lambda t: where(t, CAP, WORST, 0.3, instance="scratch_long", seed=1)),
+    Case("TT-gap", NOT_RUN, "the construction was not run",
+         lambda t: drop(t, CAP, lambda d: d["instance"] != "construction")),
+    # ---- EB-1 … EB-4 (linear surrogate)
+    Case("EB-1", PASS, "every r < r* within 1 % of the bound"),
+    Case("EB-1", FAIL, "far above the bound (training failed)",
+         lambda t: where(t, SUR, "excess", 1.5, rank=1, r_star=4, optimizer="adam")),
+    Case("EB-1", FAIL, "far below the bound",
+         lambda t: where(t, SUR, "excess", 0.1, rank=3, r_star=4, optimizer="adam")),
+    Case("EB-1", NOT_RUN, "no r < r*", lambda t: drop(t, SUR, lambda d: d["rank"] >= d["r_star"])),
+    Case("EB-2", PASS, "every r ≥ r* at the floor"),
+    Case("EB-2", FAIL, "one r ≥ r* above the floor",
+         lambda t: where(t, SUR, "excess", 0.05, rank=6, r_star=2, optimizer="adam")),
+    Case("EB-2", NOT_RUN, "no r ≥ r*", lambda t: drop(t, SUR, lambda d: d["rank"] < d["r_star"])),
+    Case("EB-3", PASS, "ratios in the hundreds"),
+    Case("EB-3", FAIL, "excess(r*) just under the floor: ratio below the minimum",
+         lambda t: where(t, SUR, "excess", 0.015, rank=4, r_star=4, optimizer="adam")),
+    Case("EB-3", NOT_RUN, "no r* − 1 in the grid",
+         lambda t: drop(t, SUR, lambda d: ~d["rank"].isin([1, 3]))),
+    Case("EB-4", PASS, "R̃_eff of the r = N student equals r*"),
+    Case("EB-4", FAIL, "R̃_eff of the r = N student off by 1",
+         lambda t: where(t, SUR, "energy_effective_rank", 5.0, rank=8, r_star=4, optimizer="adam")),
+    Case("EB-4", NOT_RUN, "no r = N student", lambda t: drop(t, SUR, lambda d: d["rank"] < 8)),
+    # ---- EB-5, EB-6 (ladder)
+    Case("EB-5", PASS, "B0 at the floor, B1–B3 a thousand times above"),
+    Case("EB-5", FAIL, "B0 above the floor", lambda t: where(t, LAD, "excess", 0.03, model="B0")),
+    Case("EB-5", FAIL, "B2 within the ratio of B0",
+         lambda t: where(t, LAD, "excess", 0.005, model="B2", seed=1)),
+    Case("EB-5", NOT_RUN, "B3 not run", lambda t: drop(t, LAD, lambda d: d["model"] != "B3")),
+    Case("EB-6", PASS, "B1 with positions at the floor"),
+    Case("EB-6", FAIL, "B1 with positions above the floor",
+         lambda t: where(t, LAD, "excess", 0.5, model="B1_pos", seed=2)),
+    Case("EB-6", NOT_RUN, "B1 with positions not run",
+         lambda t: drop(t, LAD, lambda d: d["model"] != "B1_pos")),
+    # ---- EB-7 … EB-10 (attention-native rank)
+    Case("EB-7", PASS, "deficiency, attainability and a sharp transition"),
+    *(Case("EB-7", FAIL, what, edit) for what, edit in attention_edits("linear", 1.0).items()),
+    Case("EB-7", NOT_RUN, "no linear student below r*",
+         lambda t: drop(t, ATT, lambda d: (d["teacher"] != "linear") | (d["rank"] >= d["r_star"]))),
+    Case("EB-8", PASS, "deficiency, attainability and a sharp transition at the headline β"),
+    *(Case("EB-8", FAIL, what, edit) for what, edit in attention_edits("softmax", 1.0).items()),
+    Case("EB-8", PASS, "another β breaks the bound: not in the verdict",
+         lambda t: where(t, ATT, "excess", 0.03, r_star=3, rank=4, teacher="softmax", beta=4.0)),
+    Case("EB-8", NOT_RUN, "no softmax teacher at the headline β",
+         lambda t: drop(t, ATT, lambda d: (d["teacher"] != "softmax") | (d["beta"] != 1.0))),
+    Case("EB-9", PASS, "softmax below linear at every r < r*"),
+    Case("EB-9", FAIL, "softmax above linear below r*",
+         lambda t: t.__setitem__(ATT, attention(soft_factor=1.5))),
+    Case("EB-9", NOT_RUN, "no linear teacher",
+         lambda t: drop(t, ATT, lambda d: d["teacher"] != "linear")),
+    Case("EB-10", PASS, "the r = d student's K has rank r*"),
+    Case("EB-10", FAIL, "numerical rank ≠ r* (linear)",
+         lambda t: where(t, ATT, "numerical_rank_tau0.05", 3.0, teacher="linear", r_star=2, rank=4)),
+    Case("EB-10", FAIL, "R̃_eff off by more than the tolerance (softmax, headline β)",
+         lambda t: where(t, ATT, "energy_effective_rank", 3.5, teacher="softmax", beta=1.0,
+                         r_star=3, rank=4)),
+    Case("EB-10", PASS, "another β off: not in the verdict",
+         lambda t: where(t, ATT, "energy_effective_rank", 3.5, teacher="softmax", beta=4.0,
+                         r_star=3, rank=4)),
+    Case("EB-10", NOT_RUN, "no r = d student", lambda t: drop(t, ATT, lambda d: d["rank"] < 4)),
+    # ---- EB-11 … EB-14 (predictability)
+    Case("EB-11", PASS, "E1 exact at every S"),
+    Case("EB-11", PASS, "wrong below the smallest judged S: not in the verdict",
+         lambda t: t.__setitem__(PRE, pd.concat([t[PRE], t[PRE][(t[PRE]["S"] == 32)].assign(
+             S=16, energy_effective_rank=9.0, **{"numerical_rank_tau0.05": 9.0})]))),
+    Case("EB-11", FAIL, "numerical rank ≠ r* at one (S, r*)",
+         lambda t: where(t, PRE, "numerical_rank_tau0.05", 5.0, teacher="linear", estimator="E1",
+                         S=4096, r_star=4)),
+    Case("EB-11", FAIL, "R̃_eff off by more than the tolerance",
+         lambda t: where(t, PRE, "energy_effective_rank", 2.5, teacher="linear", estimator="E1",
+                         S=32, r_star=2)),
+    Case("EB-11", NOT_RUN, "no E1 estimate for a linear teacher",
+         lambda t: drop(t, PRE, lambda d: (d["teacher"] != "linear") | (d["estimator"] != "E1"))),
+    Case("EB-12", PASS, "E2 exact at the largest S only"),
+    Case("EB-12", FAIL, "exact at the smallest S too (no frontier)",
+         lambda t: where(t, PRE, "energy_effective_rank", t[PRE]["r_star"].astype(float),
+                         teacher="linear", estimator="E2", S=32)),
+    Case("EB-12", FAIL, "not exact at the largest S",
+         lambda t: where(t, PRE, "energy_effective_rank", 9.0, teacher="linear", estimator="E2",
+                         S=4096)),
+    Case("EB-12", NOT_RUN, "one S only",
+         lambda t: drop(t, PRE, lambda d: (d["estimator"] != "E2") | (d["S"] != 32))),
+    Case("EB-13", PASS, "numerical rank saturates, R̃_eff monotone"),
+    Case("EB-13", FAIL, "the numerical rank does not saturate",
+         lambda t: where(t, PRE, "numerical_rank_tau0.01", 2.0 * t[PRE]["r_star"],
+                         teacher="softmax", estimator="E1", S=4096)),
+    Case("EB-13", FAIL, "R̃_eff not monotone in r*",
+         lambda t: where(t, PRE, "energy_effective_rank", 3.0, teacher="softmax", estimator="E1",
+                         S=4096, r_star=6)),
+    Case("EB-13", NOT_RUN, "one r* only",
+         lambda t: drop(t, PRE, lambda d: (d["teacher"] != "softmax") | (d["r_star"] == 1))),
+    Case("EB-14", PASS, "the mixer rank rises, levels off in the band"),
+    Case("EB-14", FAIL, "does not rise",
+         lambda t: where(t, PRE, "numerical_rank_tau0.01", 17.9, teacher="softmax",
+                         estimator="mixer", r_star=6)),
+    Case("EB-14", FAIL, "does not level off",
+         lambda t: where(t, PRE, "numerical_rank_tau0.01", 19.9, teacher="softmax",
+                         estimator="mixer", r_star=6)),
+    Case("EB-14", FAIL, "levels off below the band",
+         lambda t: where(t, PRE, "numerical_rank_tau0.01", t[PRE]["numerical_rank_tau0.01"] / 2,
+                         teacher="softmax", estimator="mixer")),
+    Case("EB-14", FAIL, "softmax entropy rank does not over-estimate the smallest r*",
+         lambda t: where(t, PRE, "entropy_effective_rank", 0.9, teacher="softmax",
+                         estimator="mixer", r_star=1)),
+    Case("EB-14", FAIL, "linear entropy rank not below the largest r*",
+         lambda t: where(t, PRE, "entropy_effective_rank", 6.5, teacher="linear",
+                         estimator="mixer", r_star=6)),
+    Case("EB-14", NOT_RUN, "two r* only",
+         lambda t: drop(t, PRE, lambda d: (d["estimator"] != "mixer") | (d["r_star"] <= 2))),
+]
+
+
+def verdict_of(cid: str, tables: Tables, p: dict | None = None) -> tuple[str, tuple]:
+    try:
+        out = CHECKS[cid].check(tables, p or params())
+    except NotRun as why:
+        return NOT_RUN, (str(why),)
+    return (PASS if out[0] else FAIL), out
+
+
+@pytest.mark.parametrize("case", CASES, ids=str)
+def test_verdict(case):
+    tables = world()
+    case.edit(tables)
+    got, detail = verdict_of(case.claim, tables)
+    assert got == case.verdict, (case.what, detail)
+
+
+def test_every_claim_is_tested_pass_fail_and_not_run():
+    for cid in CLAIMS:
+        verdicts = {c.verdict for c in CASES if c.claim == cid}
+        assert verdicts == {PASS, FAIL, NOT_RUN}, (cid, verdicts)
+
+
+def test_the_world_passes_every_claim():
+    tables = world()
+    assert {cid: verdict_of(cid, tables)[0] for cid in CLAIMS} == dict.fromkeys(CLAIMS, PASS)
+
+
+def test_a_missing_table_is_not_run_for_every_claim():
+    for cid, spec in CLAIMS.items():
+        for name in spec.tables:
+            tables = world()
+            tables.pop(name)
+            assert verdict_of(cid, tables)[0] == NOT_RUN, (cid, name)
