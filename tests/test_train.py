@@ -4,9 +4,9 @@ import pandas as pd
 import pytest
 import torch
 
-from attnrank.experiments.minip import _mse, run_job
+from attnrank.experiments.minip import _mse, bits_batch, run_job
 from attnrank.models.kernel import DenseAttention, KernelAttention
-from attnrank.tasks.minip import minip_targets, sample_sequences, token_vocab
+from attnrank.tasks.minip import sample_sequences, token_vocab
 from attnrank.train import TrainConfig, resolve_device, train
 
 
@@ -17,7 +17,7 @@ def _fit(model_factory, seeds, steps=60):
 
     def batch(step):
         bits = sample_sequences(data_gens, 64, 3, 8, "fixed_weight")
-        return bits, minip_targets(bits)
+        return bits_batch(bits)
 
     train(model, batch, _mse, TrainConfig(steps=steps, lr=1e-2, warmup=0.1, log_every=20))
     return model

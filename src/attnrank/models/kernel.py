@@ -42,17 +42,100 @@ def _zeros(gens: Sequence[torch.Generator], *shape: int) -> nn.Parameter:
 
 
 def _apply(w: torch.Tensor, b: torch.Tensor, x: torch.Tensor) -> torch.Tensor:
-    """Batched affine map: w (M, o, i), b (M, o), x (M, B, N, i) → (M, B, N, o)."""
-    mdl, bsz, n, i = x.shape
-    y = torch.baddbmm(b[:, None, :], x.reshape(mdl, bsz * n, i), w.transpose(1, 2))
-    return y.reshape(mdl, bsz, n, -1)
+    """Batched affine map, feature-major: w (M, o, i), b (M, o), x (M, i, T) → (M, o, T)."""
+    return torch.baddbmm(b[:, :, None], w, x)
+
+
+def _vocab_input(vocab: torch.Tensor, n_models: int) -> torch.Tensor:
+    """The vocabulary (V, m) as a feature-major input for every model: (M, m, V)."""
+    return vocab.T[None].expand(n_models, -1, -1)
+
+
+def _mix(scores: torch.Tensor, readout: torch.Tensor, lin: torch.Tensor) -> torch.Tensor:
+    """ŷ_i = Σ_j softmax_j(s_ij) ⟨q_i, v_j⟩ + lin_i, batch axis innermost.
+
+    scores, readout (⟨q_i, v_j⟩): (..., N, N, B); lin: (..., N, B) → ŷ (..., B, N) (a transposed
+    view). The softmax runs over the second-last axis so every kernel is vectorized over the batch
+    (a softmax over a last axis of length N = 3 costs ~10× more).
+    """
+    pi = torch.softmax(scores, dim=-2)
+    return ((pi * readout).sum(-2) + lin).transpose(-1, -2)
+
+
+class TokenIds:
+    """Token ids (M, B, N) into a vocabulary (V, m), with the gather indices of G heads that share
+    them (computed once per G, on first use; see ``forward_tokens``)."""
+
+    def __init__(self, ids: torch.Tensor, vocab: torch.Tensor) -> None:
+        if ids.ndim != 3 or vocab.ndim != 2:
+            raise ValueError(f"expected ids (M, B, N) into a vocabulary (V, m), got "
+                             f"{tuple(ids.shape)} and {tuple(vocab.shape)}")
+        self.ids, self.vocab = ids, vocab
+        self._index: dict[int, tuple[torch.Tensor, torch.Tensor]] = {}
+
+    def index(self, n_heads: int) -> tuple[torch.Tensor, torch.Tensor]:
+        """Flat indices into G heads' stacked tables, per model: tokens (M, G·N·B) into the
+        linear terms (M, G·V), ordered pairs (i, j) (M, G·2·N²·B) into the pair tables
+        (M, G·2·V²) (scores then readouts per head); head-major, feature-major order."""
+        if n_heads not in self._index:
+            n_models = self.ids.shape[0]
+            n_vocab = self.vocab.shape[0]
+            tok = self.ids.transpose(1, 2).reshape(n_models, 1, -1)  # (M, 1, N·B)
+            n, bsz = self.ids.shape[2], self.ids.shape[1]
+            t = tok.reshape(n_models, 1, n, bsz)
+            pair = (t[:, :, :, None, :] * n_vocab + t[:, :, None, :, :]).reshape(n_models, 1, -1)
+            pair = torch.cat([pair, pair + n_vocab**2], -1)  # (M, 1, 2·N²·B)
+            heads = torch.arange(n_heads, device=self.ids.device)[None, :, None]
+            self._index[n_heads] = ((tok + heads * n_vocab).reshape(n_models, -1),
+                                    (pair + heads * 2 * n_vocab**2).reshape(n_models, -1))
+        return self._index[n_heads]
+
+    def __getitem__(self, key: slice) -> TokenIds:
+        """Sequences ``key`` of every model."""
+        return TokenIds(self.ids[:, key], self.vocab)
+
+    @property
+    def shape(self) -> torch.Size:
+        return self.ids.shape
+
+
+def forward_tokens(heads: Sequence[MinIPHead], tokens: TokenIds) -> torch.Tensor:
+    """Predictions of G heads (M models each) on the same token ids: (G·M, B, N), row g·M + k
+    for model k of head g (each equal to ``head(vocab[ids])`` to float rounding).
+
+    Each head computes its tables on the V tokens and V² token pairs (``pair_tables``); one
+    gather, softmax and mix then serve every head and sequence.
+    """
+    ids, vocab = tokens.ids, tokens.vocab
+    n_models, bsz, n = ids.shape
+    for head in heads:
+        if head.n_models != n_models or head.m != vocab.shape[-1]:
+            raise ValueError(f"expected ids (M={head.n_models}, B, N) into a vocabulary (V, "
+                             f"m={head.m}), got {tuple(ids.shape)} and {tuple(vocab.shape)}")
+    pairs, lins = zip(*(head.pair_tables(vocab) for head in heads), strict=True)
+    tok, pair = tokens.index(len(heads))
+    g = len(heads)
+    scores, readouts = (torch.stack(pairs, 1).reshape(n_models, -1).gather(1, pair)
+                        .reshape(n_models, g, 2, n, n, bsz).unbind(2))
+    lin = torch.stack(lins, 1).reshape(n_models, -1).gather(1, tok).reshape(n_models, g, n, bsz)
+    pred = _mix(scores, readouts, lin)  # (M, G, B, N)
+    return pred.transpose(0, 1).reshape(g * n_models, bsz, n)
 
 
 class MinIPHead(nn.Module):
-    """Values and readout shared by both attention kinds; subclasses give log π (M, B, N, N).
+    """Values and readout shared by both attention kinds; subclasses give the unnormalized log
+    scores s_ij (π = softmax_j s_ij) in two layouts: per sequence (``log_scores``) and per token
+    pair of a vocabulary (``pair_log_scores``).
 
     One projection (M, 2m+1, m) holds [W_V; W_A; w_c] so that v, the query readout vector and the
     linear term come from a single batched matmul.
+
+    Two equivalent forward paths (equal to float rounding, tested):
+      forward(bits)               bits (M, B, N, m): every token's features, every pair's score;
+      forward_tokens(tokens)      TokenIds (M, B, N) into vocab (V, m): the features, the scores
+                                  s(u, w) and the readouts ⟨q(u), v(w)⟩ once per call on the V
+                                  tokens / V² pairs, then gathered per sequence. Cheaper whenever
+                                  V² is small against B·N² (the witness suite: V = 16).
     """
 
     def __init__(self, m: int, gens: Sequence[torch.Generator]) -> None:
@@ -62,8 +145,20 @@ class MinIPHead(nn.Module):
         self.w_out = _weight(2 * m + 1, m, gens)  # rows: W_V (m), W_A (m), w_c (1)
         self.b_out = _zeros(gens, 2 * m + 1)  # b_V, b_A, c_0
 
-    def log_attention(self, bits: torch.Tensor) -> torch.Tensor:
+    def log_scores(self, bits: torch.Tensor, x: torch.Tensor) -> torch.Tensor:
+        """Unnormalized log scores s_ij: (M, N, N, B), from bits (M, B, N, m) and the same tokens
+        feature-major x (M, m, N·B)."""
         raise NotImplementedError
+
+    def pair_log_scores(self, vocab: torch.Tensor) -> torch.Tensor:
+        """s(u, w) for every ordered pair of vocabulary tokens: (M, V, V)."""
+        raise NotImplementedError
+
+    def log_attention(self, bits: torch.Tensor) -> torch.Tensor:
+        """log π: (M, B, N, N)."""
+        self.check(bits)
+        scores = self.log_scores(bits, self._feature_major(bits))
+        return torch.log_softmax(scores, dim=2).permute(0, 3, 1, 2)
 
     def attention(self, bits: torch.Tensor) -> torch.Tensor:
         """Row-stochastic π: (M, B, N, N)."""
@@ -74,13 +169,36 @@ class MinIPHead(nn.Module):
             raise ValueError(f"expected bits of shape (M={self.n_models}, B, N, m={self.m}), "
                              f"got {tuple(bits.shape)}")
 
+    @staticmethod
+    def _feature_major(bits: torch.Tensor) -> torch.Tensor:
+        """(M, B, N, m) → (M, m, N·B): token t = i·B + b, the batch axis innermost."""
+        n_models, bsz, n, m = bits.shape
+        return bits.permute(0, 3, 2, 1).reshape(n_models, m, n * bsz)
+
+    def _readouts(self, x: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor, torch.Tensor]:
+        """v, q (M, m, T) and lin (M, T) of feature-major tokens x (M, m, T)."""
+        m = self.m
+        v, q, lin = torch.split(_apply(self.w_out, self.b_out, x), [m, m, 1], dim=1)
+        return v, q, lin[:, 0]
+
     def forward(self, bits: torch.Tensor) -> torch.Tensor:
         self.check(bits)
-        pi = self.attention(bits)
-        proj = _apply(self.w_out, self.b_out, bits)
-        m = self.m
-        v, q, lin = torch.split(proj, [m, m, 1], dim=-1)  # split: one cheap backward, no slices
-        return ((q * (pi @ v)).sum(-1, keepdim=True) + lin).squeeze(-1)
+        n_models, bsz, n, m = bits.shape
+        x = self._feature_major(bits)
+        v, q, lin = (t.reshape(n_models, -1, n, bsz) for t in self._readouts(x))
+        readout = (q[:, :, :, None, :] * v[:, :, None, :, :]).sum(1)  # ⟨q_i, v_j⟩: (M, N, N, B)
+        return _mix(self.log_scores(bits, x), readout, lin[:, 0])
+
+    def pair_tables(self, vocab: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor]:
+        """The head on a vocabulary (V, m): [s(u, w); ⟨q(u), v(w)⟩] flattened (M, 2·V²), and the
+        linear terms lin(u) (M, V)."""
+        v, q, lin = self._readouts(_vocab_input(vocab, self.n_models))  # (M, m, V), (M, V)
+        readout = q.transpose(1, 2) @ v  # (M, V, V)
+        return torch.cat([self.pair_log_scores(vocab), readout], 1).reshape(self.n_models, -1), lin
+
+    def forward_tokens(self, tokens: TokenIds) -> torch.Tensor:
+        """Predictions (M, B, N) for token ids into a vocabulary (= ``forward(vocab[ids])``)."""
+        return forward_tokens([self], tokens)
 
 
 class KernelAttention(MinIPHead):
@@ -117,10 +235,11 @@ class KernelAttention(MinIPHead):
             self.w2, self.b2 = _weight(2 * rank, hidden, gens), _zeros(gens, 2 * rank)
 
     def token_rows(self, bits: torch.Tensor) -> torch.Tensor:
-        """Row of each token in the table: (M, B, N) int64; unknown tokens are an error.
+        """Row of each token in the table: bits (..., m) → (...) int64; unknown tokens are an
+        error.
 
-        The rows of the last bits tensor are cached (a full-batch family is the same tensor every
-        step)."""
+        The rows of the last bits tensor are cached (a full-batch family or a vocabulary is the
+        same tensor every step)."""
         if self._rows_cache is not None and self._rows_cache[0] is bits:
             return self._rows_cache[1]
         codes = bit_codes(bits)
@@ -135,34 +254,67 @@ class KernelAttention(MinIPHead):
         self._rows_cache = (bits, rows)
         return rows
 
-    def preactivations(self, bits: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor]:
-        """a_Q, a_K: (M, B, N, r) each."""
-        if self.feature_map == "table":
-            rows = self.token_rows(bits)
-            n_vocab = self.table.shape[1]
-            offset = torch.arange(self.n_models, device=bits.device)[:, None, None] * n_vocab
-            # index_select on the flattened (M·V, 2r) table: its backward is far cheaper than
-            # advanced indexing's scatter.
-            flat = self.table.reshape(self.n_models * n_vocab, -1)
-            a = flat.index_select(0, (rows + offset).reshape(-1)).reshape(*rows.shape, -1)
-        else:
-            a = _apply(self.w2, self.b2, F.gelu(_apply(self.w1, self.b1, bits)))
-        a_q, a_k = torch.split(a, self.rank, dim=-1)
-        return a_q, a_k
+    def _table_rows(self, rows: torch.Tensor) -> torch.Tensor:
+        """Table rows (M, T) int64 → pre-activations (M, 2r, T) (one index_select on the flattened
+        (M·V, 2r) table: its backward is far cheaper than advanced indexing's scatter)."""
+        n_models, n_vocab = self.table.shape[:2]
+        offset = torch.arange(n_models, device=rows.device)[:, None] * n_vocab
+        flat = self.table.reshape(n_models * n_vocab, -1)
+        return flat.index_select(0, (rows + offset).reshape(-1)).reshape(n_models, -1,
+                                                                           flat.shape[1]).transpose(1, 2)
 
-    def log_attention(self, bits: torch.Tensor) -> torch.Tensor:
-        a_q, a_k = self.preactivations(bits)
+    def _preactivations(self, x: torch.Tensor, rows: torch.Tensor | None) -> tuple[torch.Tensor,
+                                                                                    torch.Tensor]:
+        """a_Q, a_K (M, r, T) of feature-major tokens x (M, m, T) (table rows (M, T) for tables)."""
+        if self.feature_map == "table":
+            a = self._table_rows(rows)
+        else:
+            a = _apply(self.w2, self.b2, F.gelu(_apply(self.w1, self.b1, x)))
+        a_q, a_k = torch.split(a, self.rank, dim=1)
         if self.feature == "softplus":
             a_q, a_k = torch.log(F.softplus(a_q)), torch.log(F.softplus(a_k))
-        log_alpha = torch.logsumexp(a_q[:, :, :, None, :] + a_k[:, :, None, :, :], dim=-1)
-        return log_alpha - torch.logsumexp(log_alpha, dim=-1, keepdim=True)
+        return a_q, a_k
+
+    def preactivations(self, bits: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor]:
+        """log φ_Q, log φ_K: (M, B, N, r) each (the pre-activations a for feature="exp")."""
+        n_models, bsz, n, _ = bits.shape
+        rows = self._rows(bits)
+        a_q, a_k = self._preactivations(self._feature_major(bits), rows)
+        return tuple(a.reshape(n_models, -1, n, bsz).permute(0, 3, 2, 1) for a in (a_q, a_k))
+
+    def _rows(self, bits: torch.Tensor) -> torch.Tensor | None:
+        """Table rows of bits (M, B, N, m) in feature-major token order (M, N·B); None for mlp."""
+        if self.feature_map != "table":
+            return None
+        return self.token_rows(bits).transpose(1, 2).reshape(bits.shape[0], -1)
+
+    def log_scores(self, bits: torch.Tensor, x: torch.Tensor) -> torch.Tensor:
+        """log α_ij = logsumexp_f (a_Q,f(x_i) + a_K,f(x_j)): (M, N, N, B)."""
+        n_models, bsz, n, _ = bits.shape
+        a_q, a_k = (a.reshape(n_models, self.rank, n, bsz)
+                    for a in self._preactivations(x, self._rows(bits)))
+        return torch.logsumexp(a_q[:, :, :, None, :] + a_k[:, :, None, :, :], dim=1)
+
+    def pair_log_scores(self, vocab: torch.Tensor) -> torch.Tensor:
+        """log α(u, w) for every pair of vocabulary tokens: (M, V, V).
+
+        log α = log ⟨e^{a_Q(u) − μ_u}, e^{a_K(w) − ν_w}⟩ + μ_u + ν_w with the max shifts μ, ν
+        (constants for autograd), one matmul in float64: exact to rounding unless every feature of
+        a pair lies 700 below the pair's maxima.
+        """
+        x = _vocab_input(vocab, self.n_models)
+        rows = None
+        if self.feature_map == "table":
+            rows = self.token_rows(vocab)[None].expand(self.n_models, -1)
+        a_q, a_k = (a.double() for a in self._preactivations(x, rows))  # (M, r, V)
+        mu, nu = a_q.amax(1, keepdim=True).detach(), a_k.amax(1, keepdim=True).detach()
+        inner = (a_q - mu).exp().transpose(1, 2) @ (a_k - nu).exp()  # (M, V, V)
+        return (inner.log() + mu.transpose(1, 2) + nu).float()
 
     def kernel_weights(self, bits: torch.Tensor) -> torch.Tensor:
         """Unnormalized α_ij ≥ 0: (M, B, N, N)."""
-        a_q, a_k = self.preactivations(bits)
-        if self.feature == "softplus":
-            return torch.einsum("mbir,mbjr->mbij", F.softplus(a_q), F.softplus(a_k))
-        return torch.logsumexp(a_q[:, :, :, None, :] + a_k[:, :, None, :, :], dim=-1).exp()
+        self.check(bits)
+        return self.log_scores(bits, self._feature_major(bits)).exp().permute(0, 3, 1, 2)
 
 
 class DenseAttention(MinIPHead):
@@ -178,10 +330,19 @@ class DenseAttention(MinIPHead):
         self.w_q, self.b_q = _weight(m, m, gens), _zeros(gens, m)
         self.w_k = _weight(m, m, gens)
 
-    def log_attention(self, bits: torch.Tensor) -> torch.Tensor:
-        q = _apply(self.w_q, self.b_q, bits)
-        k = _apply(self.w_k, torch.zeros_like(self.b_q), bits)
-        return torch.log_softmax(q @ k.transpose(-1, -2), dim=-1)
+    def _query_keys(self, x: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor]:
+        """W_Q x + b_Q and W_K x: (M, m, T) each, of feature-major tokens x (M, m, T)."""
+        return _apply(self.w_q, self.b_q, x), torch.bmm(self.w_k, x)
+
+    def log_scores(self, bits: torch.Tensor, x: torch.Tensor) -> torch.Tensor:
+        """s_ij = ⟨W_Q x_i + b_Q, W_K x_j⟩: (M, N, N, B)."""
+        n_models, bsz, n, m = bits.shape
+        q, k = (t.reshape(n_models, m, n, bsz) for t in self._query_keys(x))
+        return (q[:, :, :, None, :] * k[:, :, None, :, :]).sum(1)
+
+    def pair_log_scores(self, vocab: torch.Tensor) -> torch.Tensor:
+        q, k = self._query_keys(_vocab_input(vocab, self.n_models))
+        return q.transpose(1, 2) @ k
 
 
 # ---------------------------------------------------------------------------------------------

@@ -18,8 +18,9 @@ MAX_VOCAB_BITS = 16  # a token table (and an enumerated vocabulary) exists only 
 
 def minip_targets(bits: torch.Tensor) -> torch.Tensor:
     """t_i = min_j ⟨x_i, x_j⟩. bits: (..., N, m) → targets (..., N) (same dtype as a float)."""
-    gram = bits.float() @ bits.float().transpose(-1, -2)
-    return gram.min(dim=-1).values
+    x = bits.float()
+    gram = (x[..., :, None, :] * x[..., None, :, :]).sum(-1)  # elementwise: no tiny matmuls
+    return gram.amin(dim=-1)
 
 
 def bit_codes(bits: torch.Tensor) -> torch.Tensor:
@@ -50,6 +51,18 @@ def token_vocab(m: int, tokens: str) -> torch.Tensor:
     return bits
 
 
+def token_ids(bits: torch.Tensor, vocab: torch.Tensor) -> torch.Tensor:
+    """Row of ``vocab`` (V, m) holding each token of bits (..., m): (...) int64; a token missing
+    from the vocabulary is an error."""
+    codes, vocab_codes = bit_codes(bits), bit_codes(vocab)
+    order = vocab_codes.argsort()
+    pos = torch.searchsorted(vocab_codes[order], codes).clamp(max=len(order) - 1)
+    ids = order[pos]
+    if not torch.equal(vocab_codes[ids], codes):
+        raise ValueError("a token is not in the vocabulary")
+    return ids
+
+
 def sample_tokens(gen: torch.Generator, shape: tuple[int, ...], m: int, tokens: str,
                   device: str | torch.device = "cpu") -> torch.Tensor:
     """Random tokens: (*shape, m) float32 bits, fixed-weight (exactly m/2 ones) or Bernoulli(1/2)."""
@@ -60,8 +73,8 @@ def sample_tokens(gen: torch.Generator, shape: tuple[int, ...], m: int, tokens: 
     if m % 2:
         raise ValueError(f"fixed-weight tokens need an even m, got m={m}")
     keys = torch.rand((*shape, m), generator=gen, device=device)
-    ranks = keys.argsort(dim=-1).argsort(dim=-1)
-    return (ranks < m // 2).float()
+    ones = keys.argsort(dim=-1)[..., : m // 2]  # the m/2 smallest keys are the ones
+    return torch.zeros(*shape, m, device=device).scatter_(-1, ones, 1.0)
 
 
 def sample_sequences(gens: list[torch.Generator], batch: int, n_tokens: int, m: int, tokens: str,

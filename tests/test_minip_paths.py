@@ -1,0 +1,153 @@
+"""The Min-IP speed paths compute the same function as the equations: the feature-major direct
+path and the vocabulary path against a per-sequence reference written from the model docstring,
+grouped training against each group trained alone, and id batches against bit batches."""
+
+import pytest
+import torch
+from torch.nn import functional as F
+
+from attnrank.experiments.minip import (
+    GroupedHeads,
+    JobData,
+    _mse,
+    bits_batch,
+    id_batch,
+    uses_vocab_path,
+)
+from attnrank.models.kernel import DenseAttention, KernelAttention, TokenIds
+from attnrank.tasks.minip import minip_targets, token_ids, token_vocab, witness_family
+from attnrank.train import TrainConfig, train
+
+VOCAB = token_vocab(8, "fixed_weight")
+
+
+def reference_forward(model, bits):
+    """ŷ_i = ⟨W_A x_i + b_A, Σ_j π_ij (W_V x_j + b_V)⟩ + w_c·x_i + c₀ per sequence, (M, B, N)."""
+    m = model.m
+    lin_map = lambda w, b: torch.einsum("koi,kbni->kbno", w, bits) + b[:, None, None]  # noqa: E731
+    if isinstance(model, KernelAttention):
+        if model.feature_map == "mlp":
+            h = F.gelu(lin_map(model.w1, model.b1))
+            a = torch.einsum("koi,kbni->kbno", model.w2, h) + model.b2[:, None, None]
+        else:
+            rows = model.token_rows(bits)
+            a = torch.stack([model.table[k][rows[k]] for k in range(bits.shape[0])])
+        phi_q, phi_k = a[..., :model.rank], a[..., model.rank:]
+        if model.feature == "exp":
+            phi_q, phi_k = phi_q.double().exp(), phi_k.double().exp()
+        else:
+            phi_q, phi_k = F.softplus(phi_q.double()), F.softplus(phi_k.double())
+        alpha = phi_q @ phi_k.transpose(-1, -2)
+        pi = (alpha / alpha.sum(-1, keepdim=True)).float()
+    else:
+        q = lin_map(model.w_q, model.b_q)
+        k = torch.einsum("koi,kbni->kbno", model.w_k, bits)
+        pi = torch.softmax(q @ k.transpose(-1, -2), dim=-1)
+    p = lin_map(model.w_out, model.b_out)
+    v, q_read, lin = p[..., :m], p[..., m:2 * m], p[..., 2 * m]
+    return (q_read * (pi @ v)).sum(-1) + lin
+
+
+FAMILIES = [("table", "exp"), ("mlp", "exp"), ("table", "softplus"), ("mlp", "softplus"),
+            ("dense", None)]
+
+
+def make(kind, feature, seeds=(0, 1, 2), rank=4, vocab=VOCAB):
+    gens = [torch.Generator().manual_seed(s) for s in seeds]
+    if kind == "dense":
+        return DenseAttention(vocab.shape[1], gens)
+    return KernelAttention(vocab.shape[1], rank, gens, feature_map=kind, vocab=vocab,
+                           feature=feature)
+
+
+@pytest.mark.parametrize("kind,feature", FAMILIES)
+def test_both_paths_equal_the_equations(kind, feature):
+    model = make(kind, feature)
+    with torch.no_grad():  # move the table/biases off their init so every term matters
+        for p in model.parameters():
+            p.add_(0.3 * torch.randn(p.shape, generator=torch.Generator().manual_seed(7)))
+    g = torch.Generator().manual_seed(1)
+    ids = torch.randint(0, VOCAB.shape[0], (3, 40, 3), generator=g)
+    bits = VOCAB[ids]
+    with torch.no_grad():
+        ref = reference_forward(model, bits)
+        direct = model(bits)
+        vocab_path = model.forward_tokens(TokenIds(ids, VOCAB))
+    assert direct.shape == vocab_path.shape == (3, 40, 3)
+    assert torch.allclose(direct, ref, atol=1e-5)
+    assert torch.allclose(vocab_path, ref, atol=1e-5)
+    assert ref.abs().max() > 0.1  # a non-trivial function
+
+
+@pytest.mark.parametrize("kind,feature", FAMILIES)
+def test_vocab_path_gradients_equal_direct_path(kind, feature):
+    g = torch.Generator().manual_seed(2)
+    ids = torch.randint(0, VOCAB.shape[0], (3, 64, 3), generator=g)
+    grads = []
+    for batch in (id_batch(ids, VOCAB, with_ids=True), id_batch(ids, VOCAB, with_ids=False)):
+        model = make(kind, feature)
+        _mse(model, batch).sum().backward()
+        grads.append([p.grad.clone() for p in model.parameters()])
+    for a, b in zip(*grads, strict=True):
+        assert torch.allclose(a, b, atol=1e-5, rtol=1e-4)
+
+
+def test_id_batches_have_the_bit_batches_targets():
+    ids = torch.randint(0, VOCAB.shape[0], (2, 100, 3), generator=torch.Generator().manual_seed(3))
+    a, b = id_batch(ids, VOCAB, with_ids=True), id_batch(ids, VOCAB, with_ids=False)
+    assert torch.equal(a.targets, b.targets)
+    assert torch.equal(b.targets, minip_targets(VOCAB[ids]))
+    assert torch.equal(a.tokens.ids, ids) and torch.equal(b.tokens, VOCAB[ids])
+
+
+def test_token_ids_round_trip_and_refuse_unknown_tokens():
+    fam = witness_family(3, 2)
+    vocab = torch.unique(fam.reshape(-1, 6), dim=0)  # not in code order
+    assert torch.equal(vocab[token_ids(fam, vocab)], fam)
+    with pytest.raises(ValueError, match="not in the vocabulary"):
+        token_ids(torch.ones(1, 6), vocab)
+
+
+def test_vocab_path_choice():
+    assert uses_vocab_path(16, 1536, 3)  # the witness suite
+    assert uses_vocab_path(70, 512, 3)  # m = 8 random tokens
+    assert not uses_vocab_path(924, 512, 3)  # m = 12
+    assert not uses_vocab_path(None, 512, 3)  # m = 24: no enumerated vocabulary
+
+
+def test_grouped_training_equals_each_group_alone():
+    """Groups share no parameters: training them as one program changes nothing but rounding."""
+    g = torch.Generator().manual_seed(4)
+    stream = [torch.randint(0, VOCAB.shape[0], (2, 64, 3), generator=g) for _ in range(30)]
+    cfg = TrainConfig(steps=30, lr=1e-2, warmup=0.1, log_every=10)
+
+    def fit(heads):
+        model = GroupedHeads(heads)
+        train(model, lambda step: id_batch(stream[step], VOCAB, True), lambda m, b: m.loss(b), cfg)
+        return model
+
+    factories = {"kernel-r2": lambda: make("table", "exp", (0, 1), rank=2),
+                 "kernel-r3": lambda: make("mlp", "exp", (0, 1), rank=3),
+                 "dense": lambda: make("dense", None, (0, 1))}
+    together = fit({tag: f() for tag, f in factories.items()})
+    for head, (tag, f) in zip(together.heads, factories.items(), strict=True):
+        alone = fit({tag: f()}).heads[0]
+        for (name, pa), (_, pb) in zip(head.named_parameters(), alone.named_parameters(),
+                                       strict=True):
+            assert torch.allclose(pa, pb, atol=1e-6), (tag, name)
+        fresh = f()
+        assert max(float((a - b).detach().abs().max()) for a, b in
+                   zip(head.parameters(), fresh.parameters(), strict=True)) > 1e-2
+
+
+def test_job_data_streams_the_same_tokens_on_either_path():
+    """The witness job (vocabulary path) trains on exactly the witness family."""
+    params = {"experiment": "t", "instance": "x", "seeds": 2, "batch": 0, "eval_sequences": 16,
+              "data": {"kind": "witness", "blocks": 3, "width": 2}}
+    data = JobData(params, torch.device("cpu"))
+    assert data.vocab_path
+    batch = data.batch_fn()(0)
+    fam = witness_family(3, 2)
+    assert torch.equal(batch.tokens.vocab[batch.tokens.ids], fam.expand(2, *fam.shape))
+    assert torch.equal(batch.targets, minip_targets(fam).expand(2, -1, -1))
+    assert torch.equal(bits_batch(fam[None]).targets[0], batch.targets[0])
