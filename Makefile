@@ -34,8 +34,12 @@ lint: $(STAMP)
 	$(VENV)/bin/ruff check .
 	$(VENV)/bin/snakemake --lint
 
-bench: $(STAMP)  ## vectorized trainer vs a loop of models -> benchmarks/results/trainer.json
-	$(PY) benchmarks/trainer.py
+# The full run's wall time is recorded once, by hand: $(PY) benchmarks/pipeline_wall.py --scale full
+bench: $(STAMP)  ## trainer benchmark, smoke wall time -> benchmarks/results/summary.json, README table
+	$(PY) benchmarks/trainer.py --threads 1
+	$(PY) benchmarks/pipeline_wall.py --scale smoke --cores 2
+	$(PY) benchmarks/summary.py
+	$(PY) -m attnrank readme-times --readme README.md --summary benchmarks/results/summary.json
 
 audit: $(STAMP)  ## every artifact of results/$(SCALE) against its sidecar, chain, code and config
 	$(PY) -m attnrank audit results/$(SCALE) --json results/$(SCALE)/audit.json

@@ -11,15 +11,17 @@ from attnrank.readme import END, START, render_readme, results_section, update_r
 
 ROOT = Path(__file__).resolve().parents[1]
 REFERENCE = ROOT / "results" / "reference"
-pytestmark = pytest.mark.skipif(not (REFERENCE / "claims.csv").exists(),
-                                reason="no reference run committed")
+needs_reference = pytest.mark.skipif(not (REFERENCE / "claims.csv").exists(),
+                                     reason="no reference run committed")
 
 
+@needs_reference
 def test_make_readme_leaves_the_readme_unchanged():
     assert not update_readme(ROOT / "README.md", REFERENCE, check=True), \
         "README's results section is stale: run `make readme`"
 
 
+@needs_reference
 def test_every_number_in_the_section_comes_from_claims_csv():
     section = results_section(REFERENCE, ROOT)
     text = "\n".join(line for line in section.splitlines() if not line.startswith("<a href="))
@@ -30,6 +32,7 @@ def test_every_number_in_the_section_comes_from_claims_csv():
         assert number in source or number in counts, number
 
 
+@needs_reference
 def test_every_reference_figure_is_a_thumbnail():
     section = results_section(REFERENCE, ROOT)
     for png in sorted((REFERENCE / "figures").glob("*.png")):
@@ -41,3 +44,78 @@ def test_render_replaces_only_between_the_markers():
     assert render_readme(text, "new") == f"head\n{START}\nnew\n{END}\ntail\n"
     with pytest.raises(ValueError, match="one"):
         render_readme("no markers", "new")
+
+
+# ---------------------------------------------------------------------------------------------
+# The run-time table (make bench) and benchmarks/results/summary.json
+
+SUMMARY = ROOT / "benchmarks" / "results" / "summary.json"
+
+
+def _trainer_record() -> dict:
+    fams = [{"family": f, "ratio": r, "vectorized_gflops": g, "max_param_diff": 1e-8,
+             "max_output_diff": 2e-7, "steps": 5, "models": 3}
+            for f, r, g in (("surrogate", 15.25, 17.5), ("attention", 4.0, 9.4),
+                            ("table", 1.5, 0.22), ("mlp", 1.73, 5.3), ("dense", 1.7, 4.0))]
+    return {"families": fams, "matmul_gflops": 61.5, "date": "2026-01-01T00:00:00+00:00",
+            "repeats": 3, "machine": {"cores": 2, "cpu_model": "Test CPU", "torch": "9.9",
+                                      "python": "3.12.0", "threads": 1, "device": "cpu"}}
+
+
+def _summary(full: float | None = None) -> dict:
+    from attnrank.readme import build_summary
+
+    smoke = {"wall_s": 245.0, "ok": True, "cores": 2, "date": "2026-01-01T00:00:00+00:00",
+             "git": {"commit": "abcdef1234", "dirty": False}}
+    full_rec = None if full is None else {"wall_s": full, "ok": True, "cores": 2}
+    return build_summary(_trainer_record(), smoke, full_rec, "2026-01-02T00:00:00+00:00")
+
+
+def test_summary_has_the_required_keys():
+    from attnrank.readme import MACHINE_KEYS, SUMMARY_KEYS, check_summary
+
+    s = _summary()
+    for key in ("full_wall_s", "smoke_wall_s", "trainer_ratio", "machine", "date", *SUMMARY_KEYS):
+        assert key in s, key
+    assert set(MACHINE_KEYS) <= set(s["machine"])
+    assert s["smoke_wall_s"] == 245.0 and s["full_wall_s"] is None  # never estimated
+    assert s["trainer_ratio"] == {"surrogate": 15.25, "attention": 4.0, "table": 1.5,
+                                  "mlp": 1.73, "dense": 1.7}
+    for key in SUMMARY_KEYS:
+        broken = {k: v for k, v in s.items() if k != key}
+        with pytest.raises(ValueError, match=key):
+            check_summary(broken)
+    with pytest.raises(ValueError, match="smoke_wall_s"):
+        check_summary(s | {"smoke_wall_s": -1})
+
+
+def test_time_table_renders_every_number_from_the_summary():
+    from attnrank.readme import times_section
+
+    text = times_section(_summary(full=1500.0))
+    assert "4.1 min (245 s) ✓" not in text  # 245 s is over the 2-minute smoke target
+    assert "4.1 min (245 s) ✗" in text and "25.0 min (1,500 s) ✗" in text
+    for fam, ratio in (("surrogate", "15.25× "), ("attention", "4.00×"), ("table", "1.50×"),
+                       ("mlp", "1.73×"), ("dense", "1.70×")):
+        row = next(line for line in text.splitlines() if f"trainer, {fam} |" in line)
+        assert ratio in row
+        assert ("✓" in row) == (fam in ("surrogate", "attention"))
+    assert "max output difference 2.0e-07" in text
+    assert "61.5 for a large fp32 matmul" in text and "Test CPU" in text and "abcdef1" in text
+    assert "not recorded" in times_section(_summary())
+
+
+def test_time_table_goes_between_its_markers_only():
+    from attnrank.readme import TIMES_END, TIMES_START, render_readme, times_section
+
+    text = f"a\n{START}\nkeep\n{END}\n{TIMES_START}\nstale table\n{TIMES_END}\nz\n"
+    new = render_readme(text, times_section(_summary()), TIMES_START, TIMES_END)
+    assert "stale table" not in new and f"{START}\nkeep\n{END}" in new and new.endswith(f"{TIMES_END}\nz\n")
+
+
+@pytest.mark.skipif(not SUMMARY.exists(), reason="no benchmarks/results/summary.json")
+def test_readme_time_table_is_what_summary_json_gives():
+    from attnrank.readme import update_times
+
+    assert not update_times(ROOT / "README.md", SUMMARY, check=True), \
+        "README's time table is stale: run `make bench` (or `python -m attnrank readme-times`)"

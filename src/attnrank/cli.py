@@ -238,6 +238,18 @@ def cmd_readme(a: argparse.Namespace) -> int:
     return 0
 
 
+def cmd_readme_times(a: argparse.Namespace) -> int:
+    from attnrank.readme import update_times
+
+    changed = update_times(Path(a.readme), Path(a.summary), check=a.check)
+    if a.check and changed:
+        log.error("%s: the time table differs from what %s gives (run `make bench`)",
+                  a.readme, a.summary)
+        return 1
+    log.info("%s: time table %s", a.readme, "rewritten" if changed else "unchanged")
+    return 0
+
+
 def _training(p: argparse.ArgumentParser, weights: bool = True) -> None:
     """Outputs and device options shared by the training commands."""
     p.add_argument("--metrics", required=True, help="output metrics table (.parquet)")
@@ -345,6 +357,13 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--reference", default="results/reference")
     p.add_argument("--check", action="store_true", help="write nothing; exit 1 when it differs")
     p.set_defaults(func=cmd_readme)
+
+    p = sub.add_parser("readme-times", help="rewrite README's run-time table from "
+                       "benchmarks/results/summary.json (make bench)")
+    p.add_argument("--readme", default="README.md")
+    p.add_argument("--summary", default="benchmarks/results/summary.json")
+    p.add_argument("--check", action="store_true", help="write nothing; exit 1 when it differs")
+    p.set_defaults(func=cmd_readme_times)
     return parser
 
 

@@ -1,10 +1,14 @@
-"""The README's results section, generated from the committed reference run (``make readme``).
+"""The README's generated sections: results (``make readme``) and run times (``make bench``).
 
 The text between ``<!-- results:start -->`` and ``<!-- results:end -->`` is rewritten from
 ``results/reference/claims.csv`` (counts, verdicts per paper, and the statement, measured values
 and note of every claim that did not pass) and links every PNG under
 ``results/reference/figures/`` as a thumbnail, in registry order. Every number in the section comes
 from claims.csv; nothing is typed by hand. Standard library and pandas only.
+
+The text between ``<!-- times:start -->`` and ``<!-- times:end -->`` is the run-time table,
+rendered from ``benchmarks/results/summary.json`` (``build_summary`` makes that record from the
+benchmarks' own files; ``times_section`` renders it; ``make bench`` does both).
 """
 
 from __future__ import annotations
@@ -68,13 +72,13 @@ def results_section(reference: Path, readme_dir: Path) -> str:
     return "\n".join(lines)
 
 
-def render_readme(text: str, section: str) -> str:
+def render_readme(text: str, section: str, start: str = START, end: str = END) -> str:
     """``text`` with the part between the markers replaced by ``section``."""
-    if text.count(START) != 1 or text.count(END) != 1 or text.index(START) > text.index(END):
-        raise ValueError(f"README: expected one {START} … {END} block")
-    head, rest = text.split(START)
-    _, tail = rest.split(END)
-    return f"{head}{START}\n{section}\n{END}{tail}"
+    if text.count(start) != 1 or text.count(end) != 1 or text.index(start) > text.index(end):
+        raise ValueError(f"README: expected one {start} … {end} block")
+    head, rest = text.split(start)
+    _, tail = rest.split(end)
+    return f"{head}{start}\n{section}\n{end}{tail}"
 
 
 def update_readme(readme: Path, reference: Path, check: bool = False) -> bool:
@@ -82,6 +86,145 @@ def update_readme(readme: Path, reference: Path, check: bool = False) -> bool:
     ``check``, nothing is written)."""
     text = readme.read_text(encoding="utf-8")
     new = render_readme(text, results_section(reference, readme.parent))
+    if new != text and not check:
+        from attnrank.io import write_text
+
+        write_text(new, readme)
+    return new != text
+
+
+# ---------------------------------------------------------------------------------------------
+# Run times: benchmarks/results/summary.json and the README's time table (``make bench``)
+
+TIMES_START, TIMES_END = "<!-- times:start -->", "<!-- times:end -->"
+SUMMARY_KEYS = ("full_wall_s", "smoke_wall_s", "trainer_ratio", "trainer_gflops", "matmul_gflops",
+                "machine", "date")
+MACHINE_KEYS = ("cores", "cpu_model", "torch", "python")
+TRAINER_FAMILIES = ("surrogate", "attention", "table", "mlp", "dense")
+TARGETS = {"full_wall_s": 20 * 60, "smoke_wall_s": 2 * 60, "trainer_ratio": 3.0}
+
+
+def _wall(record: dict | None) -> float | None:
+    return float(record["wall_s"]) if record and record.get("ok", True) else None
+
+
+def build_summary(trainer: dict, smoke: dict | None, full: dict | None, date: str) -> dict:
+    """The summary record from the trainer benchmark (benchmarks/results/trainer.json) and the
+    pipeline wall-time records (pipeline_<scale>_wall.json, None when not recorded)."""
+    fams = {r["family"]: r for r in trainer["families"]}
+    mach = trainer["machine"]
+    summary = {
+        "full_wall_s": _wall(full),
+        "smoke_wall_s": _wall(smoke),
+        "trainer_ratio": {k: r["ratio"] for k, r in fams.items()},
+        "trainer_gflops": {k: r["vectorized_gflops"] for k, r in fams.items()},
+        "trainer_max_param_diff": {k: r["max_param_diff"] for k, r in fams.items()},
+        "trainer_max_output_diff": {k: r["max_output_diff"] for k, r in fams.items()
+                                    if "max_output_diff" in r},
+        "matmul_gflops": trainer["matmul_gflops"],
+        "machine": {k: mach.get(k) for k in MACHINE_KEYS} | {"threads": mach.get("threads"),
+                                                              "device": mach.get("device")},
+        "date": date,
+        "targets": dict(TARGETS),
+        "runs": {"trainer": {"date": trainer.get("date"), "repeats": trainer.get("repeats"),
+                             "steps": {k: r["steps"] for k, r in fams.items()},
+                             "models": {k: r["models"] for k, r in fams.items()}}},
+    }
+    for scale, rec in (("smoke", smoke), ("full", full)):
+        if rec:
+            summary["runs"][scale] = {k: rec.get(k) for k in ("date", "cores", "command", "git",
+                                                              "load_before", "load_after")}
+    check_summary(summary)
+    return summary
+
+
+def check_summary(summary: dict) -> None:
+    """Raise ValueError naming the first missing or malformed key of a summary record."""
+    for key in SUMMARY_KEYS:
+        if key not in summary:
+            raise ValueError(f"summary.json: missing key {key!r}")
+    for key in MACHINE_KEYS:
+        if key not in summary["machine"]:
+            raise ValueError(f"summary.json: machine lacks {key!r}")
+    for key in ("full_wall_s", "smoke_wall_s"):
+        if summary[key] is not None and not float(summary[key]) > 0:
+            raise ValueError(f"summary.json: {key} must be positive seconds or null")
+    if not isinstance(summary["trainer_ratio"], dict) or not summary["trainer_ratio"]:
+        raise ValueError("summary.json: trainer_ratio must map each model family to its ratio")
+
+
+def _minutes(seconds: float | None) -> str:
+    if seconds is None:
+        return "not recorded"
+    return f"{seconds / 60:.1f} min ({seconds:,.0f} s)"
+
+
+def _target_mark(ok: bool | None) -> str:
+    return "" if ok is None else (" ✓" if ok else " ✗")
+
+
+def times_section(summary: dict) -> str:
+    """The README's run-time table (without the markers) from a summary record."""
+    check_summary(summary)
+    mach, targets = summary["machine"], summary.get("targets", TARGETS)
+    runs = summary.get("runs", {})
+    lines = [f"Generated by `make bench` from `benchmarks/results/summary.json` ({summary['date']}); "
+             f"machine: {mach['cores']} cores, {mach['cpu_model']}, torch {mach['torch']}, "
+             f"Python {mach['python']}.", "",
+             "| what | measured | target | notes |", "| --- | --- | --- | --- |"]
+    for scale, key, how in (("smoke", "smoke_wall_s", "make bench"),
+                            ("full", "full_wall_s", "recorded once, by hand")):
+        val, goal = summary[key], targets[key]
+        run = runs.get(scale, {})
+        ok = None if val is None else val <= goal
+        if val is None:
+            note = f"`python benchmarks/pipeline_wall.py --scale {scale}` records it"
+        else:
+            commit = ((run.get("git") or {}).get("commit") or "")[:7]
+            dirty = " + edits" if (run.get("git") or {}).get("dirty") else ""
+            load = run.get("load_before")
+            note = (f"whole `snakemake --cores {run.get('cores', '?')} --config scale={scale}` "
+                    f"in a fresh folder ({how}; {str(run.get('date', ''))[:10]}"
+                    + (f", {commit}{dirty}" if commit else "")
+                    + (f"; load average {load:.1f} at the start" if load is not None else "")
+                    + (f", {run['load_after']:.1f} at the end" if run.get("load_after") is not None
+                       else "") + ")")
+        lines.append(f"| {scale} pipeline (both papers, audit included) | {_minutes(val)}"
+                     f"{_target_mark(ok)} | ≤ {goal / 60:g} min | {note} |")
+    ratios, gflops = summary["trainer_ratio"], summary.get("trainer_gflops", {})
+    diffs = summary.get("trainer_max_param_diff", {})
+    out_diffs = summary.get("trainer_max_output_diff", {})
+    goal = targets["trainer_ratio"]
+    order = [f for f in TRAINER_FAMILIES if f in ratios] + sorted(set(ratios) - set(TRAINER_FAMILIES))
+    threads = mach.get("threads")
+    models = runs.get("trainer", {}).get("models", {})
+    for fam in order:
+        extra = [f"{models[fam]} models"] if fam in models else []
+        if fam in gflops:
+            extra.append(f"{gflops[fam]:.3g} GFLOP/s of matrix products vs "
+                         f"{summary['matmul_gflops']:.3g} for a large fp32 matmul")
+        if fam in out_diffs:
+            extra.append(f"max output difference {out_diffs[fam]:.1e}")
+        if fam in diffs:
+            extra.append(f"max parameter difference {diffs[fam]:.1e}")
+        lines.append(f"| vectorized trainer, {fam} | {ratios[fam]:.2f}× a loop of single models"
+                     f"{_target_mark(ratios[fam] >= goal)} | ≥ {goal:g}× | {'; '.join(extra)} |")
+    if threads is not None:
+        lines += ["", f"Trainer ratios: `benchmarks/trainer.py`, {threads} "
+                      f"thread{'s' if threads != 1 else ''}, same models, "
+                      "data and steps on both sides, alternating, min of repeats "
+                      "(`benchmarks/results/trainer.json`)."]
+    return "\n".join(lines)
+
+
+def update_times(readme: Path, summary_path: Path, check: bool = False) -> bool:
+    """Rewrite the time table of ``readme`` from ``summary_path``; True when it changed (with
+    ``check``, nothing is written)."""
+    import json
+
+    text = readme.read_text(encoding="utf-8")
+    summary = json.loads(summary_path.read_text(encoding="utf-8"))
+    new = render_readme(text, times_section(summary), TIMES_START, TIMES_END)
     if new != text and not check:
         from attnrank.io import write_text
 

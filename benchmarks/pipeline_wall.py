@@ -1,0 +1,121 @@
+"""Wall time of the WHOLE pipeline: one `snakemake --cores K --config scale=<scale>` command, timed
+from start to exit (not a sum of sampled job times), in a fresh directory.
+
+The working tree of ``--repo`` (tracked files and untracked files git does not ignore; never
+results/, logs/ or .snakemake/) is copied into a fresh directory, and the repo's own venv runs
+Snakemake there with that copy's ``src`` first on PYTHONPATH, so nothing in the repo's results/ is
+read or overwritten and every job runs. The seconds are written to
+benchmarks/results/pipeline_<scale>_wall.json (the record `benchmarks/summary.py` reads):
+
+    .venv/bin/python benchmarks/pipeline_wall.py --scale smoke            # ≈ 4–8 min on 2 cores
+    .venv/bin/python benchmarks/pipeline_wall.py --scale full             # the full run (≈ 1 h today)
+    .venv/bin/python benchmarks/pipeline_wall.py --scale smoke --keep DIR # keep the run's folder
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import platform
+import shutil
+import subprocess
+import sys
+import tempfile
+import time
+from datetime import UTC, datetime
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[1]
+SKIP = ("results/", "logs/", ".snakemake/", ".venv/")
+
+
+def tree_files(repo: Path) -> list[str]:
+    """The working tree's files: tracked and untracked-not-ignored, minus run outputs."""
+    out = subprocess.run(["git", "-C", str(repo), "ls-files", "-co", "--exclude-standard", "-z"],
+                         capture_output=True, check=True).stdout.decode()
+    return sorted(f for f in out.split("\0") if f and not f.startswith(SKIP)
+                  and (repo / f).is_file())
+
+
+def git_state(repo: Path) -> dict[str, object]:
+    def git(*args: str) -> str:
+        r = subprocess.run(["git", "-C", str(repo), *args], capture_output=True, text=True)
+        return r.stdout.strip() if r.returncode == 0 else ""
+    return {"commit": git("rev-parse", "HEAD") or None,
+            "dirty": bool(git("status", "--porcelain", "--", "src", "workflow", "Snakefile",
+                              "config.yaml"))}
+
+
+def copy_tree(repo: Path, dest: Path) -> int:
+    files = tree_files(repo)
+    for f in files:
+        target = dest / f
+        target.parent.mkdir(parents=True, exist_ok=True)
+        shutil.copy2(repo / f, target)
+    return len(files)
+
+
+def run(repo: Path, scale: str, cores: int, workdir: Path, snakemake: Path) -> dict[str, object]:
+    n_files = copy_tree(repo, workdir)
+    env = dict(os.environ)
+    env["PATH"] = f"{snakemake.parent}{os.pathsep}{env.get('PATH', '')}"
+    env["PYTHONPATH"] = os.pathsep.join([str(workdir / "src"), env.get("PYTHONPATH", "")]).rstrip(
+        os.pathsep)
+    cmd = [str(snakemake), "--cores", str(cores), "--config", f"scale={scale}"]
+    log = workdir / f"snakemake_{scale}.log"
+    t0 = time.perf_counter()
+    with log.open("w") as fh:
+        rc = subprocess.run(cmd, cwd=workdir, env=env, stdout=fh, stderr=subprocess.STDOUT).returncode
+    wall = time.perf_counter() - t0
+    jobs = sum(1 for _ in (workdir / "logs" / scale / "benchmarks").rglob("*.tsv")) \
+        if (workdir / "logs" / scale / "benchmarks").exists() else 0
+    tail = log.read_text(errors="replace").splitlines()[-5:]
+    return {"scale": scale, "wall_s": round(wall, 1), "ok": rc == 0, "returncode": rc,
+            "cores": cores, "command": " ".join(["snakemake", *cmd[1:]]),
+            "files_copied": n_files, "training_jobs_benchmarked": jobs, "log_tail": tail}
+
+
+def main(argv: list[str] | None = None) -> int:
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("--scale", default="smoke", choices=["smoke", "full"])
+    ap.add_argument("--cores", type=int, default=2)
+    ap.add_argument("--repo", type=Path, default=ROOT, help="the repository whose tree is timed")
+    ap.add_argument("--snakemake", type=Path, default=None,
+                    help="snakemake executable (default: <repo>/.venv/bin/snakemake)")
+    ap.add_argument("--keep", type=Path, default=None,
+                    help="run in this (new, empty) folder and keep it; default: a temp folder")
+    ap.add_argument("--out", type=Path, default=None,
+                    help="default: benchmarks/results/pipeline_<scale>_wall.json")
+    a = ap.parse_args(argv)
+    repo = a.repo.resolve()
+    snakemake = (a.snakemake or repo / ".venv" / "bin" / "snakemake").absolute()
+    if not snakemake.exists():
+        raise SystemExit(f"no snakemake at {snakemake}")
+    load = os.getloadavg()[0] if hasattr(os, "getloadavg") else None
+    out = a.out or ROOT / "benchmarks" / "results" / f"pipeline_{a.scale}_wall.json"
+    if a.keep is not None:
+        if a.keep.exists() and any(a.keep.iterdir()):
+            raise SystemExit(f"{a.keep} is not empty: the run needs a fresh folder")
+        a.keep.mkdir(parents=True, exist_ok=True)
+        record = run(repo, a.scale, a.cores, a.keep.resolve(), snakemake)
+    else:
+        with tempfile.TemporaryDirectory(prefix=f"attnrank-{a.scale}-") as tmp:
+            record = run(repo, a.scale, a.cores, Path(tmp), snakemake)
+    record |= {"repo": str(repo), "git": git_state(repo),
+               "date": datetime.now(UTC).isoformat(timespec="seconds"),
+               "machine": {"cores": os.cpu_count(), "python": platform.python_version()},
+               "load_before": load,
+               "load_after": os.getloadavg()[0] if hasattr(os, "getloadavg") else None}
+    if not record["ok"]:
+        print(json.dumps(record, indent=2), file=sys.stderr)
+        print(f"snakemake failed (rc {record['returncode']}): nothing recorded", file=sys.stderr)
+        return 1
+    out.parent.mkdir(parents=True, exist_ok=True)
+    out.write_text(json.dumps(record, indent=2) + "\n")
+    print(f"wrote {out}: {a.scale} pipeline {record['wall_s']} s wall on {a.cores} cores")
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())
