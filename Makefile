@@ -34,7 +34,7 @@ lint: $(STAMP)
 	$(VENV)/bin/ruff check .
 	$(VENV)/bin/snakemake --lint
 
-# The full run's wall time is recorded once, by hand: $(PY) benchmarks/pipeline_wall.py --scale full
+# The full run's wall time is recorded by `make reference` (benchmarks/results/pipeline_full_wall.json).
 bench: $(STAMP)  ## trainer benchmark, smoke wall time -> benchmarks/results/summary.json, README table
 	$(PY) benchmarks/trainer.py --threads 1
 	$(PY) benchmarks/pipeline_wall.py --scale smoke --cores 2
@@ -56,6 +56,7 @@ report: $(STAMP)  ## results/$(SCALE)/report.html: figures as PNG, the claims ta
 reference: $(STAMP)  ## full run from a clean tree -> results/reference/ (audited)
 	@test -z "$$(git status --porcelain)" || { git status --short; \
 	  echo "make reference: refusing a dirty tree; commit first" >&2; exit 1; }
-	$(VENV)/bin/snakemake --cores $(CORES) --config scale=full
+	$(PY) benchmarks/pipeline_wall.py --scale full --here \
+	  --cores $(if $(filter all,$(CORES)),$$(nproc),$(CORES))  # timed: pipeline_full_wall.json
 	$(PY) -m attnrank reference --run results/full --dest results/reference
 	$(PY) -m attnrank audit results/reference

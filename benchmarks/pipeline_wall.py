@@ -10,6 +10,7 @@ benchmarks/results/pipeline_<scale>_wall.json (the record `benchmarks/summary.py
     .venv/bin/python benchmarks/pipeline_wall.py --scale smoke            # ≈ 4–8 min on 2 cores
     .venv/bin/python benchmarks/pipeline_wall.py --scale full             # the full run (≈ 1 h today)
     .venv/bin/python benchmarks/pipeline_wall.py --scale smoke --keep DIR # keep the run's folder
+    .venv/bin/python benchmarks/pipeline_wall.py --scale full --here     # make reference's run
 """
 
 from __future__ import annotations
@@ -56,24 +57,31 @@ def copy_tree(repo: Path, dest: Path) -> int:
     return len(files)
 
 
-def run(repo: Path, scale: str, cores: int, workdir: Path, snakemake: Path) -> dict[str, object]:
-    n_files = copy_tree(repo, workdir)
+def run(repo: Path, scale: str, cores: int, workdir: Path, snakemake: Path,
+        copy: bool = True) -> dict[str, object]:
+    fresh = not (workdir / "results" / scale).exists() or copy
+    n_files = copy_tree(repo, workdir) if copy else 0
     env = dict(os.environ)
     env["PATH"] = f"{snakemake.parent}{os.pathsep}{env.get('PATH', '')}"
     env["PYTHONPATH"] = os.pathsep.join([str(workdir / "src"), env.get("PYTHONPATH", "")]).rstrip(
         os.pathsep)
     cmd = [str(snakemake), "--cores", str(cores), "--config", f"scale={scale}"]
-    log = workdir / f"snakemake_{scale}.log"
+    log = (workdir / "logs" if not copy else workdir) / f"snakemake_{scale}.log"
+    log.parent.mkdir(parents=True, exist_ok=True)
     t0 = time.perf_counter()
     with log.open("w") as fh:
         rc = subprocess.run(cmd, cwd=workdir, env=env, stdout=fh, stderr=subprocess.STDOUT).returncode
     wall = time.perf_counter() - t0
     jobs = sum(1 for _ in (workdir / "logs" / scale / "benchmarks").rglob("*.tsv")) \
         if (workdir / "logs" / scale / "benchmarks").exists() else 0
-    tail = log.read_text(errors="replace").splitlines()[-5:]
+    # no machine paths in the record: the run folder is named, never spelled out
+    tail = [line.replace(str(workdir), "<run folder>")
+            for line in log.read_text(errors="replace").splitlines()[-5:]]
     return {"scale": scale, "wall_s": round(wall, 1), "ok": rc == 0, "returncode": rc,
             "cores": cores, "command": " ".join(["snakemake", *cmd[1:]]),
-            "files_copied": n_files, "training_jobs_benchmarked": jobs, "log_tail": tail}
+            "where": "a fresh copy of the working tree" if copy else "the repository itself",
+            "every_job_ran": fresh, "files_copied": n_files, "training_jobs_benchmarked": jobs,
+            "log_tail": tail}
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -83,6 +91,9 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--repo", type=Path, default=ROOT, help="the repository whose tree is timed")
     ap.add_argument("--snakemake", type=Path, default=None,
                     help="snakemake executable (default: <repo>/.venv/bin/snakemake)")
+    ap.add_argument("--here", action="store_true",
+                    help="run in the repository itself (make reference: its results/<scale> is "
+                         "the run); the record says whether outputs existed before")
     ap.add_argument("--keep", type=Path, default=None,
                     help="run in this (new, empty) folder and keep it; default: a temp folder")
     ap.add_argument("--out", type=Path, default=None,
@@ -94,7 +105,9 @@ def main(argv: list[str] | None = None) -> int:
         raise SystemExit(f"no snakemake at {snakemake}")
     load = os.getloadavg()[0] if hasattr(os, "getloadavg") else None
     out = a.out or ROOT / "benchmarks" / "results" / f"pipeline_{a.scale}_wall.json"
-    if a.keep is not None:
+    if a.here:
+        record = run(repo, a.scale, a.cores, repo, snakemake, copy=False)
+    elif a.keep is not None:
         if a.keep.exists() and any(a.keep.iterdir()):
             raise SystemExit(f"{a.keep} is not empty: the run needs a fresh folder")
         a.keep.mkdir(parents=True, exist_ok=True)
@@ -102,7 +115,7 @@ def main(argv: list[str] | None = None) -> int:
     else:
         with tempfile.TemporaryDirectory(prefix=f"attnrank-{a.scale}-") as tmp:
             record = run(repo, a.scale, a.cores, Path(tmp), snakemake)
-    record |= {"repo": str(repo), "git": git_state(repo),
+    record |= {"git": git_state(repo),
                "date": datetime.now(UTC).isoformat(timespec="seconds"),
                "machine": {"cores": os.cpu_count(), "python": platform.python_version()},
                "load_before": load,

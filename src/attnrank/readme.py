@@ -173,7 +173,7 @@ def times_section(summary: dict) -> str:
              f"Python {mach['python']}.", "",
              "| what | measured | target | notes |", "| --- | --- | --- | --- |"]
     for scale, key, how in (("smoke", "smoke_wall_s", "make bench"),
-                            ("full", "full_wall_s", "recorded once, by hand")):
+                            ("full", "full_wall_s", "recorded by make reference")):
         val, goal = summary[key], targets[key]
         run = runs.get(scale, {})
         ok = None if val is None else val <= goal
