@@ -56,7 +56,8 @@ report: $(STAMP)  ## results/$(SCALE)/report.html: figures as PNG, the claims ta
 reference: $(STAMP)  ## full run from a clean tree -> results/reference/ (audited)
 	@test -z "$$(git status --porcelain)" || { git status --short; \
 	  echo "make reference: refusing a dirty tree; commit first" >&2; exit 1; }
-	$(PY) benchmarks/pipeline_wall.py --scale full --here \
-	  --cores $(if $(filter all,$(CORES)),$$(nproc),$(CORES))  # timed: pipeline_full_wall.json
+	$(PY) benchmarks/pipeline_wall.py --scale full --here --out results/full/pipeline_wall.json \
+	  --cores $(if $(filter all,$(CORES)),$$(nproc),$(CORES))  # the full run, timed
 	$(PY) -m attnrank reference --run results/full --dest results/reference
 	$(PY) -m attnrank audit results/reference
+	cp results/full/pipeline_wall.json benchmarks/results/pipeline_full_wall.json
