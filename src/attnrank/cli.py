@@ -226,28 +226,29 @@ def cmd_reference(a: argparse.Namespace) -> None:
     log.info("published %d files (with sidecars) from %s to %s", len(copied), a.run, a.dest)
 
 
+def _report_section(a: argparse.Namespace, changed: bool, section: str, source: str,
+                    target: str) -> int:
+    """Log a README section update; with --check a stale section is exit 1."""
+    if a.check and changed:
+        log.error("%s: the %s differs from what %s gives (run `%s`)", a.readme, section, source,
+                  target)
+        return 1
+    log.info("%s: %s %s", a.readme, section, "rewritten" if changed else "unchanged")
+    return 0
+
+
 def cmd_readme(a: argparse.Namespace) -> int:
     from attnrank.readme import update_readme
 
     changed = update_readme(Path(a.readme), Path(a.reference), check=a.check)
-    if a.check and changed:
-        log.error("%s: the results section differs from what %s gives (run `make readme`)",
-                  a.readme, a.reference)
-        return 1
-    log.info("%s: results section %s", a.readme, "rewritten" if changed else "unchanged")
-    return 0
+    return _report_section(a, changed, "results section", a.reference, "make readme")
 
 
 def cmd_readme_times(a: argparse.Namespace) -> int:
     from attnrank.readme import update_times
 
     changed = update_times(Path(a.readme), Path(a.summary), check=a.check)
-    if a.check and changed:
-        log.error("%s: the time table differs from what %s gives (run `make bench`)",
-                  a.readme, a.summary)
-        return 1
-    log.info("%s: time table %s", a.readme, "rewritten" if changed else "unchanged")
-    return 0
+    return _report_section(a, changed, "time table", a.summary, "make bench")
 
 
 def _training(p: argparse.ArgumentParser, weights: bool = True) -> None:
