@@ -111,6 +111,8 @@ def test_token_ids_round_trip_and_refuse_unknown_tokens():
 def test_vocab_path_choice():
     assert uses_vocab_path(16, 1536, 3)  # the witness suite
     assert uses_vocab_path(70, 512, 3)  # m = 8 random tokens
+    assert uses_vocab_path(70, 512, 2)  # m = 8, N = 2 (the length sweep)
+    assert not uses_vocab_path(70, 512, 1)
     assert not uses_vocab_path(924, 512, 3)  # m = 12
     assert not uses_vocab_path(None, 512, 3)  # m = 24: no enumerated vocabulary
 
