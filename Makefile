@@ -35,8 +35,9 @@ lint: $(STAMP)
 	$(VENV)/bin/snakemake --lint
 
 # The full run's wall time is recorded by `make reference` (benchmarks/results/pipeline_full_wall.json).
-bench: $(STAMP)  ## trainer benchmark, smoke wall time -> benchmarks/results/summary.json, README table
+bench: $(STAMP)  ## trainer benchmark, step profile, smoke wall time -> benchmarks/results/summary.json, README table
 	$(PY) benchmarks/trainer.py --threads 1
+	$(PY) benchmarks/step_profile.py --scale full
 	$(PY) benchmarks/pipeline_wall.py --scale smoke --cores 2
 	$(PY) benchmarks/summary.py
 	$(PY) -m attnrank readme-times --readme README.md --summary benchmarks/results/summary.json
@@ -56,8 +57,8 @@ report: $(STAMP)  ## results/$(SCALE)/report.html: figures as PNG, the claims ta
 reference: $(STAMP)  ## full run from a clean tree -> results/reference/ (audited)
 	@test -z "$$(git status --porcelain)" || { git status --short; \
 	  echo "make reference: refusing a dirty tree; commit first" >&2; exit 1; }
-	$(PY) benchmarks/pipeline_wall.py --scale full --here --out results/full/pipeline_wall.json \
+	$(PY) benchmarks/pipeline_wall.py --scale full --here --out logs/full/pipeline_wall.json \
 	  --cores $(if $(filter all,$(CORES)),$$(nproc),$(CORES))  # the full run, timed
 	$(PY) -m attnrank reference --run results/full --dest results/reference
 	$(PY) -m attnrank audit results/reference
-	cp results/full/pipeline_wall.json benchmarks/results/pipeline_full_wall.json
+	cp logs/full/pipeline_wall.json benchmarks/results/pipeline_full_wall.json
