@@ -14,7 +14,7 @@ from attnrank.experiments.minip import (
     id_batch,
     uses_vocab_path,
 )
-from attnrank.models.kernel import DenseAttention, KernelAttention, TokenIds
+from attnrank.models.kernel import DenseAttention, KernelAttention, TokenIds, forward_bits
 from attnrank.tasks.minip import minip_targets, token_ids, token_vocab, witness_family
 from attnrank.train import TrainConfig, train
 
@@ -90,6 +90,33 @@ def test_vocab_path_gradients_equal_direct_path(kind, feature):
         grads.append([p.grad.clone() for p in model.parameters()])
     for a, b in zip(*grads, strict=True):
         assert torch.allclose(a, b, atol=1e-5, rtol=1e-4)
+
+
+def test_heads_run_together_as_each_alone():
+    """forward_bits shares the readouts, the mlp first layers and the mix across heads of every
+    kind: each head's rows are its own function (the equations) and its own gradients."""
+    factories = [lambda: make("table", "exp", rank=2), lambda: make("mlp", "exp", rank=3),
+                 lambda: make("mlp", "softplus", rank=5), lambda: make("dense", None)]
+    heads = [f() for f in factories]
+    with torch.no_grad():
+        for i, head in enumerate(heads):
+            for p in head.parameters():
+                p.add_(0.3 * torch.randn(p.shape, generator=torch.Generator().manual_seed(i)))
+    bits = VOCAB[torch.randint(0, VOCAB.shape[0], (3, 50, 3),
+                               generator=torch.Generator().manual_seed(5))]
+    targets = minip_targets(bits)
+    together = forward_bits(heads, bits)
+    assert together.shape == (len(heads) * 3, 50, 3)
+    ((together.view(len(heads), 3, 50, 3) - targets) ** 2).mean(dim=(2, 3)).sum().backward()
+    for g, head in enumerate(heads):
+        with torch.no_grad():
+            assert torch.allclose(together[g * 3:(g + 1) * 3], reference_forward(head, bits),
+                                  atol=1e-5)
+        alone = factories[g]()
+        alone.load_state_dict(head.state_dict())
+        ((alone(bits) - targets) ** 2).mean(dim=(1, 2)).sum().backward()
+        for pa, pb in zip(head.parameters(), alone.parameters(), strict=True):
+            assert torch.allclose(pa.grad, pb.grad, atol=1e-6, rtol=1e-4)
 
 
 def test_id_batches_have_the_bit_batches_targets():

@@ -26,6 +26,7 @@ from attnrank.models.kernel import (
     KernelAttention,
     MinIPHead,
     TokenIds,
+    forward_bits,
     forward_tokens,
 )
 from attnrank.seeding import torch_generator
@@ -251,10 +252,11 @@ class GroupedHeads(nn.Module):
         self.heads = nn.ModuleList(heads.values())
 
     def predict(self, batch: MinIPBatch) -> torch.Tensor:
-        """Every head's predictions: (G·M, B, N) (token ids: one gather for all heads)."""
+        """Every head's predictions: (G·M, B, N), all heads in one pass (``forward_tokens`` for
+        token ids, ``forward_bits`` for bits)."""
         if isinstance(batch.tokens, TokenIds):
             return forward_tokens(list(self.heads), batch.tokens)
-        return torch.cat([head(batch.tokens) for head in self.heads])
+        return forward_bits(list(self.heads), batch.tokens)
 
     def loss(self, batch: MinIPBatch) -> torch.Tensor:
         """Per-model MSE: (G·M,)."""

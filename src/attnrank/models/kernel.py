@@ -122,6 +122,34 @@ def forward_tokens(heads: Sequence[MinIPHead], tokens: TokenIds) -> torch.Tensor
     return pred.transpose(0, 1).reshape(g * n_models, bsz, n)
 
 
+def forward_bits(heads: Sequence[MinIPHead], bits: torch.Tensor) -> torch.Tensor:
+    """Predictions of G heads (M models each) on the same bits (M, B, N, m): (G·M, B, N), row
+    g·M + k for model k of head g (each equal to ``head(bits)`` to float rounding).
+
+    What does not depend on a head's attention kind runs once for all heads: the feature-major
+    tokens, the readout projections [W_V; W_A; w_c] of every head as one matmul, the readouts
+    ⟨q_i, v_j⟩, the first layer of every ``mlp`` feature map as one matmul and one GELU, and the
+    softmax and mix. Only the scores s_ij are per head (their feature ranks differ).
+    """
+    for head in heads:
+        head.check(bits)
+    n_models, bsz, n, m = bits.shape
+    g = len(heads)
+    x = MinIPHead._feature_major(bits)  # (M, m, N·B)
+    out = _apply(torch.cat([h.w_out for h in heads], 1), torch.cat([h.b_out for h in heads], 1), x)
+    v, q, lin = out.view(n_models, g, 2 * m + 1, n, bsz).split([m, m, 1], dim=2)
+    readout = (q[:, :, :, :, None, :] * v[:, :, :, None, :, :]).sum(2)  # (M, G, N, N, B)
+    mlps = [h for h in heads if isinstance(h, KernelAttention) and h.feature_map == "mlp"]
+    hidden: dict[int, torch.Tensor] = {}
+    if mlps:
+        w1, b1 = torch.cat([h.w1 for h in mlps], 1), torch.cat([h.b1 for h in mlps], 1)
+        layer = F.gelu(_apply(w1, b1, x)).split([h.w1.shape[1] for h in mlps], dim=1)
+        hidden = {id(h): t for h, t in zip(mlps, layer, strict=True)}
+    scores = torch.stack([h.log_scores(bits, x, hidden.get(id(h))) for h in heads], 1)
+    pred = _mix(scores, readout, lin[:, :, 0])  # (M, G, B, N)
+    return pred.transpose(0, 1).reshape(g * n_models, bsz, n)
+
+
 class MinIPHead(nn.Module):
     """Values and readout shared by both attention kinds; subclasses give the unnormalized log
     scores s_ij (π = softmax_j s_ij) in two layouts: per sequence (``log_scores``) and per token
@@ -145,9 +173,11 @@ class MinIPHead(nn.Module):
         self.w_out = _weight(2 * m + 1, m, gens)  # rows: W_V (m), W_A (m), w_c (1)
         self.b_out = _zeros(gens, 2 * m + 1)  # b_V, b_A, c_0
 
-    def log_scores(self, bits: torch.Tensor, x: torch.Tensor) -> torch.Tensor:
+    def log_scores(self, bits: torch.Tensor, x: torch.Tensor,
+                   hidden: torch.Tensor | None = None) -> torch.Tensor:
         """Unnormalized log scores s_ij: (M, N, N, B), from bits (M, B, N, m) and the same tokens
-        feature-major x (M, m, N·B)."""
+        feature-major x (M, m, N·B); ``hidden``: the first layer of an ``mlp`` feature map on x
+        when already computed (``forward_bits``)."""
         raise NotImplementedError
 
     def pair_log_scores(self, vocab: torch.Tensor) -> torch.Tensor:
@@ -182,12 +212,8 @@ class MinIPHead(nn.Module):
         return v, q, lin[:, 0]
 
     def forward(self, bits: torch.Tensor) -> torch.Tensor:
-        self.check(bits)
-        n_models, bsz, n, m = bits.shape
-        x = self._feature_major(bits)
-        v, q, lin = (t.reshape(n_models, -1, n, bsz) for t in self._readouts(x))
-        readout = (q[:, :, :, None, :] * v[:, :, None, :, :]).sum(1)  # ⟨q_i, v_j⟩: (M, N, N, B)
-        return _mix(self.log_scores(bits, x), readout, lin[:, 0])
+        """Predictions (M, B, N) for bits (M, B, N, m)."""
+        return forward_bits([self], bits)
 
     def pair_tables(self, vocab: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor]:
         """The head on a vocabulary (V, m): [s(u, w); ⟨q(u), v(w)⟩] flattened (M, 2·V²), and the
@@ -263,13 +289,16 @@ class KernelAttention(MinIPHead):
         return flat.index_select(0, (rows + offset).reshape(-1)).reshape(n_models, -1,
                                                                            flat.shape[1]).transpose(1, 2)
 
-    def _preactivations(self, x: torch.Tensor, rows: torch.Tensor | None) -> tuple[torch.Tensor,
-                                                                                    torch.Tensor]:
-        """a_Q, a_K (M, r, T) of feature-major tokens x (M, m, T) (table rows (M, T) for tables)."""
+    def _preactivations(self, x: torch.Tensor, rows: torch.Tensor | None,
+                        hidden: torch.Tensor | None = None) -> tuple[torch.Tensor, torch.Tensor]:
+        """a_Q, a_K (M, r, T) of feature-major tokens x (M, m, T) (table rows (M, T) for tables;
+        ``hidden`` = GELU(W₁x + b₁) (M, hidden, T) for mlp maps when already computed)."""
         if self.feature_map == "table":
             a = self._table_rows(rows)
         else:
-            a = _apply(self.w2, self.b2, F.gelu(_apply(self.w1, self.b1, x)))
+            if hidden is None:
+                hidden = F.gelu(_apply(self.w1, self.b1, x))
+            a = _apply(self.w2, self.b2, hidden)
         a_q, a_k = torch.split(a, self.rank, dim=1)
         if self.feature == "softplus":
             a_q, a_k = torch.log(F.softplus(a_q)), torch.log(F.softplus(a_k))
@@ -288,11 +317,12 @@ class KernelAttention(MinIPHead):
             return None
         return self.token_rows(bits).transpose(1, 2).reshape(bits.shape[0], -1)
 
-    def log_scores(self, bits: torch.Tensor, x: torch.Tensor) -> torch.Tensor:
+    def log_scores(self, bits: torch.Tensor, x: torch.Tensor,
+                   hidden: torch.Tensor | None = None) -> torch.Tensor:
         """log α_ij = logsumexp_f (a_Q,f(x_i) + a_K,f(x_j)): (M, N, N, B)."""
         n_models, bsz, n, _ = bits.shape
         a_q, a_k = (a.reshape(n_models, self.rank, n, bsz)
-                    for a in self._preactivations(x, self._rows(bits)))
+                    for a in self._preactivations(x, self._rows(bits), hidden))
         return torch.logsumexp(a_q[:, :, :, None, :] + a_k[:, :, None, :, :], dim=1)
 
     def pair_log_scores(self, vocab: torch.Tensor) -> torch.Tensor:
@@ -334,8 +364,9 @@ class DenseAttention(MinIPHead):
         """W_Q x + b_Q and W_K x: (M, m, T) each, of feature-major tokens x (M, m, T)."""
         return _apply(self.w_q, self.b_q, x), torch.bmm(self.w_k, x)
 
-    def log_scores(self, bits: torch.Tensor, x: torch.Tensor) -> torch.Tensor:
-        """s_ij = ⟨W_Q x_i + b_Q, W_K x_j⟩: (M, N, N, B)."""
+    def log_scores(self, bits: torch.Tensor, x: torch.Tensor,
+                   hidden: torch.Tensor | None = None) -> torch.Tensor:
+        """s_ij = ⟨W_Q x_i + b_Q, W_K x_j⟩: (M, N, N, B) (``hidden`` is unused)."""
         n_models, bsz, n, m = bits.shape
         q, k = (t.reshape(n_models, m, n, bsz) for t in self._query_keys(x))
         return (q[:, :, :, None, :] * k[:, :, None, :, :]).sum(1)
