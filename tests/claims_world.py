@@ -2,7 +2,8 @@
 
 ``world()`` returns every table a claim reads (keyed by file stem), built so that each claim passes
 with the thresholds of ``config.yaml``'s ``claims`` block; ``params()`` the claims step's params
-for it (Paper A at N = 8, d = 4; Paper B's witness family K = 8, w = 3). A verdict test copies the
+for it (Paper A at N = 8, d = 4; Paper B's witness family K = 8, w = 3, so r_lb = 3, the paper's
+family of TT-4p). A verdict test copies the
 world, changes one thing, and checks the verdict: adding a claim means adding its tables here (if
 new) and a pass, a fail and a not-run case in ``test_claims_verdicts.py``.
 """
@@ -22,10 +23,12 @@ N_TOKENS, D = 8, 4  # Paper A: r = N (EB-4) and r = d (EB-10) students
 TAUS = (0.01, 0.05, 0.1)
 
 
-def params(claims: dict[str, Any] | None = None) -> dict[str, Any]:
-    """The claims step's params for the world: the config's claims block (or ``claims``)."""
-    return {"scale": "test", "claims": copy.deepcopy(claims or CONFIG["claims"]),
-            "minip": {}, "minip_grid": {"witness": {"blocks": 8, "width": 3}},
+def params(claims: dict[str, Any] | None = None,
+           witness: tuple[int, int] = (8, 3)) -> dict[str, Any]:
+    """The claims step's params for the world: the config's claims block (or ``claims``), the
+    witness family (K, w) ``witness``."""
+    return {"scale": "test", "claims": copy.deepcopy(claims or CONFIG["claims"]), "minip": {},
+            "minip_grid": {"witness": {"blocks": witness[0], "width": witness[1]}},
             "entropic": {"n_tokens": N_TOKENS, "d": D, "taus": list(TAUS), "headline_tau": 0.05,
                          "headline_beta": 1.0}}
 
@@ -77,10 +80,14 @@ def rank_vs_m() -> pd.DataFrame:
     return pd.DataFrame([r for m, c in ((6, 4), (8, 16), (10, 64)) for r in crossing_rows(c, m)])
 
 
+WITNESS_FAILING = (1, 2, 4)  # below the paper's 8 (TT-4p); 1 and 2 below the family's r_lb = 3
+
+
 def witness() -> pd.DataFrame:
     rows = []
     for fm in ("table", "mlp"):
-        rows += minip_rows("kernel", 3, 4, [0.1, 0.1], worst=1.2, m=24, fm=fm)
+        for r in WITNESS_FAILING:
+            rows += minip_rows("kernel", 3, r, [0.1, 0.1], worst=1.2, m=24, fm=fm)
         rows += minip_rows("kernel", 3, 16, [1.0, 1.0], worst=0.2, m=24, fm=fm)
         rows += minip_rows("kernel", 3, 32, [1.0, 1.0], worst=0.2, m=24, fm=fm)
     return pd.DataFrame(rows + minip_rows("dense", 3, -1, [1.0, 1.0], m=24))
@@ -149,27 +156,37 @@ def attention(soft_factor: float = 0.8) -> pd.DataFrame:
 
 
 MIXER_LEVEL = {1: 5.0, 2: 10.0, 4: 18.0, 6: 18.5}  # rises, then levels off at 18.5
+# Softmax E1 R̃_eff (β = 1): monotone (EB-13), over the smallest r* and under the largest (EB-13b)
+SOFTMAX_ENERGY = {1: 1.5, 2: 2.2, 4: 4.0, 6: 5.5}
 
 
 def predict() -> pd.DataFrame:
+    """Estimates of every teacher. E1's numerical rank saturates at the headline τ = 0.01 only (r*
+    itself at τ = 0.05 and 0.1) and the mixer's levels off in the band at τ = 0.01 and 0.05 (half
+    as high at 0.1): EB-13 and EB-14 pass at the headline and fail at another τ. A second softmax
+    teacher (β = 4) has exact R̃_eff, so EB-13b holds at β = 1 only."""
     rows = []
-    for teacher in ("linear", "softmax"):
+    for teacher, beta in (("linear", 1.0), ("softmax", 1.0), ("softmax", 4.0)):
+        soft = teacher == "softmax"
         for r_star in MIXER_LEVEL:
             for seed in range(2):
                 for s_ in (32, 4096):
                     for est in ("E1", "E2", "E2_debiased"):
                         good = est == "E1" or s_ == 4096
                         val = float(r_star) if good else 9.0
-                        num01 = 12.0 + 0.2 * r_star if teacher == "softmax" else val
-                        rows.append({"teacher": teacher, "beta": 1.0, "estimator": est,
+                        num01 = 12.0 + 0.2 * r_star if soft else val
+                        biased = soft and beta == 1.0 and est == "E1"
+                        rows.append({"teacher": teacher, "beta": beta, "estimator": est,
                                      "r_star": r_star, "seed": seed, "S": s_,
                                      "numerical_rank_tau0.05": val, "numerical_rank_tau0.01": num01,
-                                     "energy_effective_rank": val, "entropy_effective_rank": val})
-                num, ent = {"linear": (r_star, 0.8 * r_star),
-                            "softmax": (MIXER_LEVEL[r_star], r_star + 1.0)}[teacher]
-                rows.append({"teacher": teacher, "beta": 1.0, "estimator": "mixer", "r_star": r_star,
-                             "seed": seed, "S": 64, "numerical_rank_tau0.05": num,
-                             "numerical_rank_tau0.01": num, "energy_effective_rank": ent,
+                                     "numerical_rank_tau0.1": val, "entropy_effective_rank": val,
+                                     "energy_effective_rank": SOFTMAX_ENERGY[r_star] if biased
+                                     else val})
+                num, ent = (MIXER_LEVEL[r_star], r_star + 1.0) if soft else (r_star, 0.8 * r_star)
+                rows.append({"teacher": teacher, "beta": beta, "estimator": "mixer",
+                             "r_star": r_star, "seed": seed, "S": 64,
+                             "numerical_rank_tau0.05": num, "numerical_rank_tau0.01": num,
+                             "numerical_rank_tau0.1": num / 2, "energy_effective_rank": ent,
                              "entropy_effective_rank": ent})
     return pd.DataFrame(rows)
 

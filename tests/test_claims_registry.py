@@ -17,7 +17,27 @@ def test_every_registry_claim_has_one_check_in_registry_order():
 def test_recorded_paper_is_the_registry_s():
     for cid, c in CHECKS.items():
         assert c.paper.split(" (")[0] == CLAIMS[cid].paper, cid
-    assert CHECKS["TT-gap"].paper == "B (SPEC caution)"
+    assert CHECKS["TT-gap"].paper == "B (our caution, not a paper claim)"
+
+
+def test_new_claims_sit_right_after_the_claim_they_refine():
+    ids = list(CLAIMS)
+    assert ids[ids.index("TT-4") + 1] == "TT-4p" and ids[ids.index("EB-13") + 1] == "EB-13b"
+    assert CLAIMS["TT-4p"].tables == CLAIMS["TT-4"].tables == ("minip_witness",)
+
+
+def test_no_claim_text_points_to_a_document_the_repository_lacks():
+    """Statements, papers and notes point to docs/methods.md, never to SPEC or DESIGN (not in the
+    repository)."""
+    import inspect
+
+    from attnrank.claims import entropic, minip
+
+    for module in (minip, entropic):
+        source = inspect.getsource(module)
+        for name in ("SPEC", "DESIGN"):
+            assert name not in source, (module.__name__, name)
+    assert all("SPEC" not in c.paper for c in CHECKS.values())
 
 
 def test_claim_refuses_unknown_and_duplicate_ids():

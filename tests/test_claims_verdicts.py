@@ -1,7 +1,8 @@
 """Every claim, both ways: pass on the shared synthetic world (``claims_world``), fail when one of
 its conditions breaks (a case per condition), and not run when the grid lacks what it needs.
 
-A case is (claim, expected verdict, what changes, how): ``how`` edits a copy of the world's tables.
+A case is (claim, expected verdict, what changes, how[, witness family]): ``how`` edits a copy of
+the world's tables; the family (K, w) is the configured witness family (the world's is (8, 3)).
 """
 
 from __future__ import annotations
@@ -26,6 +27,7 @@ class Case:
     verdict: str
     what: str
     edit: Callable[[Tables], None] = lambda t: None
+    family: tuple[int, int] = (8, 3)
 
     def __str__(self) -> str:
         return f"{self.claim} {self.verdict}: {self.what}"
@@ -100,13 +102,39 @@ CASES = [
     Case("TT-3", FAIL, "dense below exact on one seed at one m",
          lambda t: where(t, RVM, ACC, 0.31, model="dense", m=8, seed=0)),
     Case("TT-3", NOT_RUN, "no dense model", lambda t: drop(t, RVM, lambda d: d["model"] != "dense")),
-    # ---- TT-4
-    Case("TT-4", PASS, "r < 8 fails and r = 32 exact, both feature maps"),
-    Case("TT-4", FAIL, "a seed with r < 8 has worst-case error below the cut-off",
-         lambda t: where(t, WIT, WORST, 0.3, rank=4, feature_map="table", seed=0)),
-    Case("TT-4", FAIL, "r = 32 unsolved on one seed",
+    # ---- TT-4 (the world's family K = 8, w = 3: r_lb = 3; ranks 1, 2, 4 fail, 16 and 32 exact)
+    Case("TT-4", PASS, "r < r_lb = 3 fails and the largest r (32) exact, both feature maps"),
+    Case("TT-4", PASS, "r = 4 ≥ r_lb exact on one seed: not in the verdict",
+         lambda t: (where(t, WIT, WORST, 0.2, rank=4, feature_map="table", seed=0),
+                    where(t, WIT, ACC, 1.0, rank=4, feature_map="table", seed=0))),
+    Case("TT-4", FAIL, "r = 2 < r_lb = 3 exact on one seed",
+         lambda t: (where(t, WIT, WORST, 0.2, rank=2, feature_map="mlp", seed=1),
+                    where(t, WIT, ACC, 1.0, rank=2, feature_map="mlp", seed=1))),
+    Case("TT-4", FAIL, "a seed with r < r_lb has worst-case error below the cut-off",
+         lambda t: where(t, WIT, WORST, 0.3, rank=1, feature_map="table", seed=0)),
+    Case("TT-4", FAIL, "the largest r (32) unsolved on one seed",
          lambda t: where(t, WIT, ACC, 0.99, rank=32, feature_map="mlp", seed=1)),
-    Case("TT-4", NOT_RUN, "no r = 32 in the grid", lambda t: drop(t, WIT, lambda d: d["rank"] != 32)),
+    Case("TT-4", PASS, "family (4, 2), r_lb = 2: r = 2 exact is allowed",
+         lambda t: (where(t, WIT, WORST, 0.2, rank=2), where(t, WIT, ACC, 1.0, rank=2)),
+         family=(4, 2)),
+    Case("TT-4", FAIL, "family (6, 10), r_lb = 6: r = 4 exact on one seed",
+         lambda t: (where(t, WIT, WORST, 0.2, rank=4, feature_map="mlp", seed=0),
+                    where(t, WIT, ACC, 1.0, rank=4, feature_map="mlp", seed=0)),
+         family=(6, 10)),
+    Case("TT-4", NOT_RUN, "no r < r_lb in the grid",
+         lambda t: drop(t, WIT, lambda d: d["rank"] > 2)),
+    Case("TT-4", NOT_RUN, "the largest r of the grid missing for one feature map",
+         lambda t: drop(t, WIT, lambda d: (d["rank"] != 32) | (d["feature_map"] != "mlp"))),
+    # ---- TT-4p (the paper's numbers on its family K = 8, w = 3)
+    Case("TT-4p", PASS, "r < 8 fails and r = 32 exact, both feature maps"),
+    Case("TT-4p", FAIL, "r = 4 < 8 exact on one seed (TT-4 passes: 4 ≥ r_lb)",
+         lambda t: (where(t, WIT, WORST, 0.2, rank=4, feature_map="table", seed=0),
+                    where(t, WIT, ACC, 1.0, rank=4, feature_map="table", seed=0))),
+    Case("TT-4p", FAIL, "r = 32 unsolved on one seed",
+         lambda t: where(t, WIT, ACC, 0.99, rank=32, feature_map="mlp", seed=1)),
+    Case("TT-4p", NOT_RUN, "no r = 32 in the grid",
+         lambda t: drop(t, WIT, lambda d: d["rank"] != 32)),
+    Case("TT-4p", NOT_RUN, "the configured family is not the paper's", family=(6, 4)),
     # ---- TT-5
     Case("TT-5", PASS, "the crossing moves up from 4 to 16, dense exact"),
     Case("TT-5", FAIL, "the crossing moves down",
@@ -222,8 +250,22 @@ CASES = [
     Case("EB-13", FAIL, "R̃_eff not monotone in r*",
          lambda t: where(t, PRE, "energy_effective_rank", 3.0, teacher="softmax", estimator="E1",
                          S=4096, r_star=6)),
+    Case("EB-13", PASS, "another τ saturates too (the world's τ = 0.05, 0.1 do not): not needed",
+         lambda t: where(t, PRE, "numerical_rank_tau0.05", 12.0, teacher="softmax", estimator="E1")),
     Case("EB-13", NOT_RUN, "one r* only",
          lambda t: drop(t, PRE, lambda d: (d["teacher"] != "softmax") | (d["r_star"] == 1))),
+    Case("EB-13b", PASS, "R̃_eff over the smallest r*, under the largest at β = 1 (β = 4 exact)"),
+    Case("EB-13b", FAIL, "R̃_eff within the tolerance at the smallest r*",
+         lambda t: where(t, PRE, "energy_effective_rank", 1.2, teacher="softmax", estimator="E1",
+                         beta=1.0, r_star=1)),
+    Case("EB-13b", FAIL, "R̃_eff not compressed at the largest r*",
+         lambda t: where(t, PRE, "energy_effective_rank", 5.8, teacher="softmax", estimator="E1",
+                         beta=1.0, r_star=6)),
+    Case("EB-13b", PASS, "biased at the largest S only: the smallest S is not judged",
+         lambda t: where(t, PRE, "energy_effective_rank", 1.0, teacher="softmax", estimator="E1",
+                         beta=1.0, S=32)),
+    Case("EB-13b", NOT_RUN, "no softmax teacher at the headline β",
+         lambda t: drop(t, PRE, lambda d: (d["teacher"] != "softmax") | (d["beta"] != 1.0))),
     Case("EB-14", PASS, "the mixer rank rises, levels off in the band"),
     Case("EB-14", FAIL, "does not rise",
          lambda t: where(t, PRE, "numerical_rank_tau0.01", 17.9, teacher="softmax",
@@ -257,7 +299,7 @@ def verdict_of(cid: str, tables: Tables, p: dict | None = None) -> tuple[str, tu
 def test_verdict(case):
     tables = world()
     case.edit(tables)
-    got, detail = verdict_of(case.claim, tables)
+    got, detail = verdict_of(case.claim, tables, params(witness=case.family))
     assert got == case.verdict, (case.what, detail)
 
 

@@ -96,12 +96,15 @@ def figure_params(config: dict[str, Any], scale: str, paper: str) -> dict[str, A
         w = config["minip"]["scales"][scale]["witness"]
         return {"scale": scale, "target_accuracy": c["target_accuracy"],
                 "exact_accuracy": c["exact_accuracy"], "worst_case_cutoff": c["worst_case_cutoff"],
-                "witness": {"blocks": w["blocks"], "width": w["width"]}}
+                "witness": {"blocks": w["blocks"], "width": w["width"]},
+                "paper_witness_rank": c["TT-4p"]["fails_below"]}
     e = config["entropic"]
     return {"scale": scale, "headline_tau": e["headline_tau"], "headline_beta": e["headline_beta"],
             "taus": e["taus"], "noise_var": e["noise_var"], "floor": c["noise_floor"],
             "rank_tolerance": c["rank_tolerance"], "saturation_tau": c["saturation_tau"],
-            "d": e["d"], "n_tokens": e["n_tokens"]}
+            "d": e["d"], "n_tokens": e["n_tokens"],
+            "deficiency_excess": {"linear": c["EB-7"]["deficiency_excess"],
+                                  "softmax": c["EB-8"]["deficiency_excess"]}}
 
 
 def claims_params(config: dict[str, Any], scale: str) -> dict[str, Any]:

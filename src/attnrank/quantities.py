@@ -36,6 +36,14 @@ def crossing_rank(df: pd.DataFrame, target: float, by: str) -> pd.Series:
     return pd.Series(out).sort_index()
 
 
+def exact_transition(df: pd.DataFrame) -> float:
+    """The smallest rank exact on every seed (held-out sequence accuracy 1 on each of its rows);
+    inf when no rank of ``df`` is. ``df``: one family and feature map, one row per (rank, seed)."""
+    worst = df.groupby("rank")[TEST_SEQUENCE_ACCURACY].min()
+    exact = worst[worst >= 1].index
+    return float(exact.min()) if len(exact) else math.inf
+
+
 def witness_lower_bound(n_blocks: int, block_width: int) -> int:
     """The proven feature-rank lower bound of the witness family: r_lb = min(K, w)."""
     return min(int(n_blocks), int(block_width))

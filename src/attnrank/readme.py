@@ -27,7 +27,7 @@ THUMB_WIDTH = 260  # pixels
 
 
 def _paper(label: str) -> str:
-    """The registry's paper of a verdict's paper column ("B (SPEC caution)" → "B")."""
+    """The registry's paper of a verdict's paper column ("B (our caution, not a paper claim)" → "B")."""
     return label.split(" ")[0]
 
 
@@ -59,8 +59,10 @@ def results_section(reference: Path, readme_dir: Path) -> str:
         lines += ["", "Every claim that did not pass, with what the run measured:", ""]
         for r in others.itertuples():
             note = f" *Note:* {_sentence(r.note)}" if r.note else ""
+            sweep = getattr(r, "sweep", "")  # absent from a table written before the column
+            sweep = f" *Verdict at every value:* {_sentence(sweep)}" if sweep else ""
             lines.append(f"- **{r.id}** ({r.verdict}) — {r.statement}. *Measured:* {r.measured}."
-                         f" *Threshold:* {r.threshold}.{note}")
+                         f" *Threshold:* {r.threshold}.{note}{sweep}")
     figures = [reference / "figures" / f"{n}.png" for n in FIGURES]
     figures = [p for p in figures if p.exists()]
     if figures:

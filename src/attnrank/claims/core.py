@@ -1,9 +1,14 @@
 """The claims machinery: verdicts, the ``@claim`` registry of checks, and their evaluation.
 
 A failed claim is a scientific result, not a crash. Each check is a pure function
-``check(tables, params, values) -> (passed, measured, threshold, note)`` registered with
+``check(tables, params, values) -> (passed, measured, threshold, note[, sweep])`` registered with
 ``@claim``; ``tables`` maps a table's file stem (e.g. "minip_witness") to its DataFrame. A check
 whose tables or grid points are missing raises ``NotRun`` with the reason.
+
+Free parameters the paper leaves open (τ of a numerical rank, β of a softmax teacher) are reported,
+never picked after the fact: a check judged at a value fixed before the run returns, as ``sweep``,
+the verdict at every value of the config's grid (``sweep_text``), headline marked. It is the
+verdict table's ``sweep`` column, empty for claims without such a parameter.
 
 Every threshold comes from the config's ``claims`` block: ``claim_values`` gives a claim its named
 values (the block's shared thresholds, the claim's own sub-block, Paper A's headline τ and β), the
@@ -22,7 +27,7 @@ import math
 from collections.abc import Callable, Iterator, Mapping, Sequence
 from dataclasses import asdict, dataclass
 from pathlib import Path
-from typing import Any
+from typing import Any, NamedTuple
 
 import pandas as pd
 
@@ -40,6 +45,7 @@ class Verdict:
     threshold: str
     verdict: str
     note: str = ""
+    sweep: str = ""
 
 
 class NotRun(Exception):
@@ -50,7 +56,17 @@ class UnlistedTable(Exception):
     """A check asked for a table that ``registry.CLAIMS`` does not list for its claim (a bug)."""
 
 
-Outcome = tuple[bool, str, str, str]  # passed, measured, threshold, note
+class Outcome(NamedTuple):
+    """What a check returns: the verdict, its texts and, where a free parameter is swept, the
+    verdict at every value of it (``sweep_text``)."""
+
+    passed: bool
+    measured: str
+    threshold: str
+    note: str
+    sweep: str = ""
+
+
 Check = Callable[[Mapping[str, pd.DataFrame], dict[str, Any]], Outcome]
 Values = dict[str, Any]
 ValueCheck = Callable[[Mapping[str, pd.DataFrame], dict[str, Any], Values], Outcome]
@@ -128,7 +144,7 @@ def claim(cid: str, statement: Statement, caveat: str = "") -> Callable[[ValueCh
     def deco(fn: ValueCheck) -> Check:
         @functools.wraps(fn)
         def check(tables: Mapping[str, pd.DataFrame], params: dict[str, Any]) -> Outcome:
-            return fn(ClaimTables(cid, tables), params, claim_values(cid, params))
+            return Outcome(*fn(ClaimTables(cid, tables), params, claim_values(cid, params)))
 
         CHECKS[cid] = RegisteredClaim(cid, paper, statement, check)
         return check
@@ -149,6 +165,24 @@ def fmt(x: float | None) -> str:
     return "nan" if x is None or (isinstance(x, float) and math.isnan(x)) else f"{x:.4g}"
 
 
+def share(ok: pd.Series, what: str) -> str:
+    """How many of a claim's units satisfy a condition, as text beside a measured value: ``ok``
+    holds one boolean per unit (seed, student, (r*, seed) pair), e.g. "7/8 students"."""
+    return f"{int(ok.sum())}/{len(ok)} {what}"
+
+
+def seeds_of(ok: pd.Series, what: str) -> str:
+    """``share`` for one boolean per seed: "2/3 seeds exact"."""
+    return share(ok, f"seeds {what}")
+
+
+def sweep_text(verdicts: Mapping[str, bool], headline: str) -> str:
+    """The verdict at every value of a free parameter, the headline (the one judged) marked:
+    ``{"τ=0.01": True, "τ=0.05": False}`` → "τ=0.01 (headline): pass; τ=0.05: fail"."""
+    return "; ".join(f"{k}{' (headline)' if k == headline else ''}: {PASS if ok else FAIL}"
+                     for k, ok in verdicts.items())
+
+
 def registered_checks() -> list[RegisteredClaim]:
     """Every registered check in registry order; an error when the two lists differ."""
     unchecked = [c for c in CLAIMS if c not in CHECKS]
@@ -165,13 +199,22 @@ def evaluate_claims(inputs: Sequence[str | Path], params: dict[str, Any]) -> pd.
     rows = []
     for c in registered_checks():
         try:
-            passed, measured, threshold, note = c.check(tables, params)
+            passed, measured, threshold, note, sweep = c.check(tables, params)
             verdict = PASS if passed else FAIL
         except NotRun as why:
-            measured, threshold, note, verdict = "", "", str(why), NOT_RUN
+            measured, threshold, note, sweep, verdict = "", "", str(why), "", NOT_RUN
         rows.append(asdict(Verdict(c.id, c.paper, c.statement(params), measured, threshold,
-                                   verdict, note)))
+                                   verdict, note, sweep)))
     return pd.DataFrame(rows)
+
+
+SWEEP_HEADER = "verdict at every value"
+COLUMNS = ("id", "verdict", "statement", "measured", "threshold", "note", SWEEP_HEADER)
+
+
+def _sweep(row: Any) -> str:
+    """A verdict row's ``sweep`` (empty for a table written before the column existed)."""
+    return getattr(row, "sweep", "") or ""
 
 
 def _counts(table: pd.DataFrame) -> str:
@@ -184,11 +227,10 @@ def claims_html(table: pd.DataFrame, scale: str) -> str:
     import html
 
     colors = {PASS: "#d9f2d9", FAIL: "#f8d7d7", NOT_RUN: "#eeeeee"}
-    head = "".join(f"<th>{c}</th>" for c in ("id", "verdict", "statement", "measured",
-                                               "threshold", "note"))
+    head = "".join(f"<th>{c}</th>" for c in COLUMNS)
     rows = []
     for r in table.itertuples():
-        cells = [r.id, r.verdict, r.statement, r.measured, r.threshold, r.note]
+        cells = [r.id, r.verdict, r.statement, r.measured, r.threshold, r.note, _sweep(r)]
         tds = "".join(f"<td>{html.escape(str(c))}</td>" for c in cells)
         rows.append(f'<tr style="background:{colors.get(r.verdict, "#fff")}">{tds}</tr>')
     return ("<!DOCTYPE html><html><head><meta charset='utf-8'><title>Claims</title><style>"
@@ -207,10 +249,13 @@ def write_claims(table: pd.DataFrame, md_path: str | Path, csv_path: str | Path,
 
     lines = [f"# Claims — scale `{scale}`", "",
              "Each paper claim checked on this run's tables. " + _counts(table) + ".", "",
-             "| id | verdict | statement | measured | threshold | note |",
-             "|---|---|---|---|---|---|"]
+             "Free parameters: *" + SWEEP_HEADER + "* gives the verdict at every value in the "
+             "config; the verdict column is the headline's (fixed before the run).", "",
+             "| " + " | ".join(COLUMNS) + " |",
+             "|" + "---|" * len(COLUMNS)]
     for r in table.itertuples():
-        cells = [r.id, f"**{r.verdict}**", r.statement, r.measured, r.threshold, r.note]
+        cells = [r.id, f"**{r.verdict}**", r.statement, r.measured, r.threshold, r.note,
+                 _sweep(r)]
         lines.append("| " + " | ".join(str(c).replace("|", "/") for c in cells) + " |")
     write_text("\n".join(lines) + "\n", md_path)
     write_table(table, Path(csv_path))

@@ -1,7 +1,9 @@
-"""Paper A (Yoon), the Entropic Bound: claims EB-1 … EB-14.
+"""Paper A (Yoon), the Entropic Bound: claims EB-1 … EB-14 and EB-13b.
 
 Every threshold is a value of the config's ``claims`` block (``v``, see ``core.claim_values``);
-the statements are rendered from the same values."""
+the statements are rendered from the same values. A claim judged at a free parameter fixed before
+the run (τ of EB-13 and EB-14, β of EB-13b) also reports its verdict at every value of the
+config's grid (the ``sweep`` of its outcome); "on every seed" comes with the fraction of seeds."""
 
 from __future__ import annotations
 
@@ -11,7 +13,17 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
-from attnrank.claims.core import NotRun, Outcome, Values, claim, fmt, need
+from attnrank.claims.core import (
+    NotRun,
+    Outcome,
+    Values,
+    claim,
+    fmt,
+    need,
+    seeds_of,
+    share,
+    sweep_text,
+)
 from attnrank.columns import (
     BOUND,
     ENERGY_EFFECTIVE_RANK,
@@ -20,9 +32,15 @@ from attnrank.columns import (
     EXCESS_POPULATION,
     numerical_rank,
 )
-from attnrank.quantities import deviation_from_r_star, median_over_seeds, recovery_frontier, transition_ratios
+from attnrank.quantities import (
+    deviation_from_r_star,
+    median_over_seeds,
+    recovery_frontier,
+    transition_ratios,
+)
 
 Tables = Mapping[str, pd.DataFrame]
+
 
 def _adam(tables: Tables) -> pd.DataFrame:
     df = need(tables, "entropic_surrogate")
@@ -43,7 +61,8 @@ def eb1(tables: Tables, p: dict[str, Any], v: Values) -> Outcome:
     ok = bool((rel.abs() <= tol).all())
     measured = (f"max abs(excess − bound) / bound {fmt(float(rel.abs().max()))} (r*={int(worst.r_star)}, "
                 f"r={int(worst['rank'])}, seed {int(worst.seed)}); relative deviation from "
-                f"{fmt(float(rel.min()))} to {fmt(float(rel.max()))} over {len(low)} students")
+                f"{fmt(float(rel.min()))} to {fmt(float(rel.max()))}; "
+                f"{share(rel.abs() <= tol, 'students (r, seed) within')}")
     note = (f"held-out excess can sit below the bound by sampling noise only; the exact population "
             f"excess minus the bound is ≥ {fmt(below)} (never below it)")
     return ok, measured, f"abs(excess − bound) ≤ {tol:g} · bound for every r < r*", note
@@ -59,7 +78,8 @@ def eb2(tables: Tables, p: dict[str, Any], v: Values) -> Outcome:
         raise NotRun("no student with r ≥ r* in the grid")
     worst = high.loc[high[EXCESS].idxmax()]
     measured = (f"max excess {fmt(float(worst[EXCESS]))} (r*={int(worst.r_star)}, r={int(worst['rank'])}); "
-                f"median {fmt(float(high[EXCESS].median()))} over {len(high)} students")
+                f"median {fmt(float(high[EXCESS].median()))}; "
+                f"{share(high[EXCESS] <= floor, 'students (r, seed) at the floor')}")
     return bool(high[EXCESS].max() <= floor), measured, f"≤ {floor:g}", ""
 
 
@@ -74,7 +94,9 @@ def eb3(tables: Tables, p: dict[str, Any], v: Values) -> Outcome:
     for r_star, _, ratio in jumps:
         by_r.setdefault(r_star, []).append(ratio)
     measured = (f"min ratio {fmt(lo[2])} (r*={lo[0]}, seed {lo[1]}); median by r*: "
-                + ", ".join(f"{r}:{fmt(float(np.median(v)))}" for r, v in sorted(by_r.items())))
+                + ", ".join(f"{r}:{fmt(float(np.median(v)))} ("
+                            f"{seeds_of(pd.Series(v) >= least, f'≥ {least:g}')})"
+                            for r, v in sorted(by_r.items())))
     return bool(lo[2] >= least), measured, f"≥ {least:g} for every r* and seed", ""
 
 
@@ -122,12 +144,14 @@ def eb5(tables: Tables, p: dict[str, Any], v: Values) -> Outcome:
     if missing:
         raise NotRun(f"ladder rungs {missing} were not run")
     b0_ok = bool((piv["B0"] <= floor).all())
-    ratios = {m: float((piv[m] / piv["B0"]).min()) for m in ("B1", "B2", "B3")}
-    ok = b0_ok and all(r >= least for r in ratios.values())
+    ratios = {m: piv[m] / piv["B0"] for m in ("B1", "B2", "B3")}
+    ok = b0_ok and all(bool((r >= least).all()) for r in ratios.values())
     med = piv.median()
     measured = ("median excess " + ", ".join(f"{m}:{fmt(float(med[m]))}" for m in ("B0", "B1", "B2", "B3"))
-                + "; min over seeds of excess / B0's: "
-                + ", ".join(f"{m}:{fmt(r)}" for m, r in ratios.items()))
+                + f" (B0: {seeds_of(piv['B0'] <= floor, 'at the floor')}); min over seeds of "
+                "excess / B0's: " + ", ".join(f"{m}:{fmt(float(r.min()))} "
+                                              f"({seeds_of(r >= least, f'≥ {least:g}')})"
+                                              for m, r in ratios.items()))
     return ok, measured, (f"B0 ≤ {floor:g} on every seed; B1, B2, B3 ≥ {least:g} × B0 on every "
                           "seed"), ""
 
@@ -142,7 +166,9 @@ def eb6(tables: Tables, p: dict[str, Any], v: Values) -> Outcome:
     worst = float(piv["B1_pos"].max())
     other = (f"; B2 with positions: median {fmt(float(piv['B2_pos'].median()))}"
              if "B2_pos" in piv.columns else "")
-    return (worst <= floor, f"B1 with positions: max excess over seeds {fmt(worst)}" + other,
+    at_floor = seeds_of(piv["B1_pos"] <= floor, "at the floor")
+    return (worst <= floor, f"B1 with positions: max excess over seeds {fmt(worst)} ({at_floor})"
+            + other,
             f"≤ {floor:g} on every seed", "softmax with positions can only realize row-stochastic "
             "fixed mixers, so B2 with positions is not expected to reach the floor")
 
@@ -164,8 +190,12 @@ def _attention_bound(tables: Tables, kind: str, beta: float | None, v: Values) -
     lo_min, hi_max = float(low[EXCESS].min()), float(high[EXCESS].max())
     jump = min(j[2] for j in jumps)
     ok = lo_min >= least and hi_max <= floor and jump >= jump_min
-    measured = (f"min excess r < r*: {fmt(lo_min)}; max excess r ≥ r*: {fmt(hi_max)}; "
-                f"min excess(r*−1)/excess(r*): {fmt(jump)} over {len(jumps)} (r*, seed)")
+    ratios = pd.Series([j[2] for j in jumps])
+    measured = (f"min excess r < r*: {fmt(lo_min)} ({share(low[EXCESS] >= least, 'students')} "
+                f"≥ {least:g}); max excess r ≥ r*: {fmt(hi_max)} "
+                f"({share(high[EXCESS] <= floor, 'students')} ≤ {floor:g}); min "
+                f"excess(r*−1)/excess(r*): {fmt(jump)} ({share(ratios >= jump_min, '(r*, seed)')} "
+                f"≥ {jump_min:g})")
     return ok, measured, f"r < r*: ≥ {least:g}; r ≥ r*: ≤ {floor:g}; jump ≥ {jump_min:g}", ""
 
 
@@ -298,6 +328,20 @@ def eb12(tables: Tables, p: dict[str, Any], v: Values) -> Outcome:
                                              "smallest"), note
 
 
+def _taus(p: dict[str, Any], headline: float) -> list[float]:
+    """Every τ of the config's grid, the headline included, in order."""
+    return sorted({float(t) for t in p["entropic"]["taus"]} | {headline})
+
+
+def _saturates(df: pd.DataFrame, tau: float, div: float) -> tuple[bool, pd.Series, float, float]:
+    """EB-13's saturation at ``tau``: (spread of the median numerical rank over r* < the spread
+    of r* / ``div``, the medians by r*, their spread, the spread of r*)."""
+    num = median_over_seeds(df, ["r_star"], numerical_rank(tau))
+    r = num.index.to_numpy(float)
+    spread, r_spread = float(num.max() - num.min()), float(r.max() - r.min())
+    return spread < r_spread / div, num, spread, r_spread
+
+
 @claim("EB-13", "Predictability, softmax teacher (E1 at the largest S): the numerical rank at "
        "τ = {saturation_tau:g} saturates (spread over the r* grid < the spread of r* / "
        "{spread_divisor:g}) while R̃_eff stays monotone in r*")
@@ -305,18 +349,18 @@ def eb13(tables: Tables, p: dict[str, Any], v: Values) -> Outcome:
     tau, div = float(v["saturation_tau"]), float(v["spread_divisor"])
     df = _predict(tables, "softmax", "E1", v)
     df = df[df["S"] == df["S"].max()]
-    num = median_over_seeds(df, ["r_star"], numerical_rank(tau))
     reff = median_over_seeds(df, ["r_star"], ENERGY_EFFECTIVE_RANK)
-    if len(num) < 2:
+    if len(reff) < 2:
         raise NotRun("fewer than two r* in the grid")
-    r = num.index.to_numpy(float)
-    spread, r_spread = float(num.max() - num.min()), float(r.max() - r.min())
     mono = bool(np.all(np.diff(reff.to_numpy()) > 0))
-    ok = spread < r_spread / div and mono
+    saturated, num, spread, r_spread = _saturates(df, tau, div)
+    ok = saturated and mono
     measured = (f"S = {int(df['S'].max())}: numerical rank (τ={tau:g}) by r*: "
                 + ", ".join(f"{int(k)}:{fmt(float(v))}" for k, v in num.items())
                 + f" (spread {fmt(spread)} vs r* spread {fmt(r_spread)}); R̃_eff by r*: "
                 + ", ".join(f"{int(k)}:{fmt(float(v))}" for k, v in reff.items()))
+    sweep = sweep_text({f"τ={t:g}": _saturates(df, t, div)[0] and mono for t in _taus(p, tau)},
+                       f"τ={tau:g}")
     e2 = _predict(tables, "softmax", "E2", v)
     e2 = e2[e2["S"] == e2["S"].max()]
     e2_num = median_over_seeds(e2, ["r_star"], numerical_rank(tau))
@@ -324,7 +368,44 @@ def eb13(tables: Tables, p: dict[str, Any], v: Values) -> Outcome:
             + ", ".join(f"{int(k)}:{fmt(float(a))}/{fmt(float(b))}" for k, a, b in zip(
                 e2_num.index, e2_num,
                 median_over_seeds(e2, ["r_star"], ENERGY_EFFECTIVE_RANK), strict=True)))
-    return ok, measured, f"spread < r* spread / {div:g}; R̃_eff strictly increasing in r*", note
+    return ok, measured, f"spread < r* spread / {div:g}; R̃_eff strictly increasing in r*", \
+        note, sweep
+
+
+def _energy_bias(df: pd.DataFrame, tol: float) -> tuple[bool, str]:
+    """EB-13b on one softmax teacher's E1 estimates at its largest S: (R̃_eff over-estimates the
+    smallest r* and compresses the largest, both by more than ``tol``; the medians as text)."""
+    part = df[df["S"] == df["S"].max()]
+    reff = median_over_seeds(part, ["r_star"], ENERGY_EFFECTIVE_RANK)
+    if len(reff) < 2:
+        raise NotRun("fewer than two r* in the grid")
+    (lo, r_lo), (hi, r_hi) = (reff.index[0], reff.iloc[0]), (reff.index[-1], reff.iloc[-1])
+    over, compressed = bool(r_lo > lo + tol), bool(r_hi < hi - tol)
+    return over and compressed, (f"S={int(part['S'].max())}: R̃_eff {fmt(float(r_lo))} at "
+                                 f"r*={int(lo)} (over-estimates: {over}), {fmt(float(r_hi))} at "
+                                 f"r*={int(hi)} (compressed: {compressed})")
+
+
+@claim("EB-13b", "Predictability, softmax teacher (E1 at the largest S; paper: the energy rank "
+       "over-estimates small r* and compresses large r*): median R̃_eff > r* + {rank_tolerance:g} "
+       "at the smallest r* and < r* − {rank_tolerance:g} at the largest; verdict at β = "
+       "{headline_beta:g}, every β of the grid reported")
+def eb13b(tables: Tables, p: dict[str, Any], v: Values) -> Outcome:
+    tol, beta = float(v["rank_tolerance"]), float(v["headline_beta"])
+    df = need(tables, "entropic_predict")
+    df = df[(df["teacher"] == "softmax") & (df["estimator"] == "E1")]
+    by_beta = {float(b): _energy_bias(part, tol) for b, part in sorted(df.groupby("beta"))}
+    head = [b for b in by_beta if np.isclose(b, beta)]
+    if not head:
+        raise NotRun(f"no E1 estimate for a softmax teacher at the headline β = {beta:g}")
+    appears = [f"{b:g}" for b, (ok, _) in by_beta.items() if ok]
+    measured = "; ".join(f"β={b:g}: {text}" for b, (_, text) in by_beta.items())
+    note = ("the effect (both conditions) appears at β = " + ", ".join(appears) if appears
+            else "the effect appears at no β of the grid: R̃_eff is within the tolerance at one "
+            "end or both")
+    sweep = sweep_text({f"β={b:g}": ok for b, (ok, _) in by_beta.items()}, f"β={head[0]:g}")
+    return by_beta[head[0]][0], measured, (f"R̃_eff > r* + {tol:g} at the smallest r*, < r* − "
+                                           f"{tol:g} at the largest"), note, sweep
 
 
 def _eb14_statement(v: Values) -> str:
@@ -336,31 +417,40 @@ def _eb14_statement(v: Values) -> str:
             "the largest r*")
 
 
+def _mixer_level(soft: pd.DataFrame, tau: float, div: float,
+                 band: tuple[float, float]) -> tuple[dict[str, bool], pd.Series]:
+    """EB-14's three conditions on the softmax mixer's numerical rank at ``tau`` (rises, levels
+    off, level in ``band``) and the medians by r*."""
+    num = median_over_seeds(soft, ["r_star"], numerical_rank(tau))
+    r, level = num.index.to_numpy(float), num.to_numpy()
+    return {"rises": bool(np.all(np.diff(level) >= 0) and level[-1] > level[0]),
+            "levels": bool(level[-1] - level[-2] < (r[-1] - r[-2]) / div),
+            "band": bool(band[0] <= level[-1] <= band[1])}, num
+
+
 @claim("EB-14", _eb14_statement)
 def eb14(tables: Tables, p: dict[str, Any], v: Values) -> Outcome:
     tau, div = float(v["saturation_tau"]), float(v["growth_divisor"])
-    band_lo, band_hi = (float(b) for b in v["level_band"])
+    band = tuple(float(b) for b in v["level_band"])
     soft = _predict(tables, "softmax", "mixer", v)
     lin = _predict(tables, "linear", "mixer", v)
-    num = median_over_seeds(soft, ["r_star"], numerical_rank(tau))
     ent = median_over_seeds(soft, ["r_star"], ENTROPY_EFFECTIVE_RANK)
     lin_ent = median_over_seeds(lin, ["r_star"], ENTROPY_EFFECTIVE_RANK)
-    if len(num) < 3:
+    if len(ent) < 3:
         raise NotRun("fewer than three r* in the grid")
-    r = num.index.to_numpy(float)
-    level = num.to_numpy()
-    rises = bool(np.all(np.diff(level) >= 0) and level[-1] > level[0])
-    levels = bool(level[-1] - level[-2] < (r[-1] - r[-2]) / div)
-    band = bool(band_lo <= level[-1] <= band_hi)
-    over = bool(ent.iloc[0] > r[0])
+    over = bool(ent.iloc[0] > ent.index[0])
     lin_below = bool(lin_ent.iloc[-1] < lin_ent.index[-1])
-    ok = rises and levels and band and over and lin_below
+    cond, num = _mixer_level(soft, tau, div, band)
+    ok = all(cond.values()) and over and lin_below
     measured = (f"softmax numerical rank (τ={tau:g}) by r*: "
                 + ", ".join(f"{int(a)}:{fmt(float(b))}" for a, b in num.items())
-                + f"; softmax entropy rank at r*={int(r[0])}: {fmt(float(ent.iloc[0]))}; linear entropy "
-                f"rank at r*={int(lin_ent.index[-1])}: {fmt(float(lin_ent.iloc[-1]))}")
-    note = (f"rises: {rises}; levels off (last growth < Δr*/{div:g}): {levels}; level in "
-            f"[{band_lo:g}, {band_hi:g}]: {band}; "
-            f"entropy over-estimates smallest r*: {over}; linear entropy below largest r*: {lin_below}. "
-            "Mixer = per-input N×N mixer, estimators averaged over inputs")
-    return ok, measured, "all five conditions (see note)", note
+                + f"; softmax entropy rank at r*={int(ent.index[0])}: {fmt(float(ent.iloc[0]))}; "
+                f"linear entropy rank at r*={int(lin_ent.index[-1])}: "
+                f"{fmt(float(lin_ent.iloc[-1]))}")
+    sweep = sweep_text({f"τ={t:g}": all(_mixer_level(soft, t, div, band)[0].values()) and over
+                        and lin_below for t in _taus(p, tau)}, f"τ={tau:g}")
+    note = (f"rises: {cond['rises']}; levels off (last growth < Δr*/{div:g}): {cond['levels']}; "
+            f"level in [{band[0]:g}, {band[1]:g}]: {cond['band']}; "
+            f"entropy over-estimates smallest r*: {over}; linear entropy below largest r*: "
+            f"{lin_below}. Mixer = per-input N×N mixer, estimators averaged over inputs")
+    return ok, measured, "all five conditions (see note)", note, sweep
