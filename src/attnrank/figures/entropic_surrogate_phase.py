@@ -9,17 +9,19 @@ import matplotlib.pyplot as plt
 import pandas as pd
 
 from attnrank.columns import BOUND, EXCESS
-from attnrank.figures.style import PALETTE, seed_points_and_median
+from attnrank.figures.style import PALETTE, rank_axis, seed_points_and_median, shared_legend
 from attnrank.quantities import median_over_seeds
 
 
 def plot(tables: dict[str, pd.DataFrame], params: dict[str, Any]) -> plt.Figure:
     df = tables["entropic_surrogate"]
     r_stars = sorted(df["r_star"].unique())
-    fig, axes = plt.subplots(1, len(r_stars), figsize=(3.4 * len(r_stars), 3.4), sharey=True,
-                             squeeze=False)
+    fig = plt.figure(figsize=(3.4 * len(r_stars), 3.9))
+    grid = fig.add_gridspec(2, len(r_stars), height_ratios=[1, 0.1])
+    axes = [fig.add_subplot(grid[0, 0])]
+    axes += [fig.add_subplot(grid[0, i], sharey=axes[0]) for i in range(1, len(r_stars))]
     floor = float(params["floor"])
-    for ax, r_star in zip(axes[0], r_stars, strict=True):
+    for ax, r_star in zip(axes, r_stars, strict=True):
         part = df[df["r_star"] == r_star]
         adam = part[part["optimizer"] == "adam"]
         seed_points_and_median(ax, adam, "rank", EXCESS, PALETTE[0], "Adam (trained)")
@@ -34,10 +36,12 @@ def plot(tables: dict[str, pd.DataFrame], params: dict[str, Any]) -> plt.Figure:
         ax.axhline(floor, color="gray", ls=":", lw=1, label=f"noise floor (excess {floor:g})")
         ax.axvline(r_star, color="gray", lw=0.6, alpha=0.6)
         ax.set_yscale("log")
-        ax.set_xscale("log", base=2)
+        rank_axis(ax, "x")
         ax.set_title(f"r* = {r_star}")
         ax.set_xlabel("student rank r")
-    axes[0][0].set_ylabel("excess risk (held-out, vs clean target)")
-    axes[0][0].legend(fontsize=7, loc="lower left")
+        if ax is not axes[0]:
+            ax.tick_params(axis="y", labelleft=False)
+    axes[0].set_ylabel("excess risk (held-out, vs clean target)")
+    shared_legend(fig.add_subplot(grid[1, :]), axes)
     fig.suptitle("Linear surrogate: trained excess vs rank, on the bound below r*, at the floor above")
     return fig

@@ -7,9 +7,10 @@ from typing import Any
 
 import matplotlib.pyplot as plt
 import pandas as pd
+from matplotlib.ticker import MaxNLocator
 
 from attnrank.columns import ENERGY_EFFECTIVE_RANK, numerical_rank
-from attnrank.figures.style import PALETTE
+from attnrank.figures.style import PALETTE, plain_log_axis, shared_legend
 from attnrank.quantities import median_over_seeds
 
 
@@ -21,9 +22,11 @@ def plot(tables: dict[str, pd.DataFrame], params: dict[str, Any]) -> plt.Figure:
     if low != tau:  # the smallest τ of the config, where the numerical rank counts the most
         cols.append((numerical_rank(low), f"numerical rank (τ = {low:g})"))
     cols = [c for c in cols if c[0] in df.columns]
-    fig, axes = plt.subplots(1, len(cols), figsize=(4.2 * len(cols), 3.6), squeeze=False)
+    fig = plt.figure(figsize=(4.2 * len(cols), 4.0))
+    grid = fig.add_gridspec(2, len(cols), height_ratios=[1, 0.1])
+    axes = [fig.add_subplot(grid[0, i]) for i in range(len(cols))]
     styles = {"adam": "-", "gd": "--"}
-    for ax, (col, label) in zip(axes[0], cols, strict=True):
+    for ax, (col, label) in zip(axes, cols, strict=True):
         for i, (r_star, part) in enumerate(sorted(df.groupby("r_star"))):
             color = PALETTE[i % len(PALETTE)]
             for opt, g in sorted(part.groupby("optimizer")):
@@ -35,11 +38,12 @@ def plot(tables: dict[str, pd.DataFrame], params: dict[str, Any]) -> plt.Figure:
                     at = med.iloc[(med["step"] - stop).abs().argsort().iloc[0]]
                     ax.scatter([at["step"]], [at[col]], marker="v", color=color, s=40, zorder=5)
             ax.axhline(r_star, color=color, lw=0.6, ls=":")
-        ax.set_xscale("log")
+        plain_log_axis(ax, "x")
+        ax.yaxis.set_major_locator(MaxNLocator(integer=True))
         ax.set_xlabel("training step")
         ax.set_title(label)
-    axes[0][0].set_ylabel("rank of the learned A (median over seeds)")
-    axes[0][0].legend(fontsize=6, ncol=2)
+    axes[0].set_ylabel("rank of the learned A (median over seeds)")
+    shared_legend(fig.add_subplot(grid[1, :]), axes)
     n = int(df["rank"].max())
     fig.suptitle(f"Recovery of r* by the r = {n} surrogate: Adam (solid) vs small-init GD "
                  "(dashed, ▼ early stop)")

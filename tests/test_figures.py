@@ -1,0 +1,228 @@
+"""What the figures show, on small synthetic tables: every dense seed (a failing one included),
+integer labels on rank axes, plain labels on log step axes, the thresholds and references drawn
+where the figure promises them, from the params it is given."""
+
+from __future__ import annotations
+
+import importlib
+import itertools
+import re
+
+import matplotlib.pyplot as plt
+import numpy as np
+import pandas as pd
+import pytest
+from matplotlib.collections import PathCollection
+
+from attnrank.columns import (
+    ENERGY_EFFECTIVE_RANK,
+    ENTROPY_EFFECTIVE_RANK,
+    EXCESS,
+    SEQUENCE_ACCURACY,
+    TEST_SEQUENCE_ACCURACY,
+    TEST_WORST_CASE_ERROR,
+    WORST_CASE_ERROR,
+    numerical_rank,
+)
+from attnrank.figures.style import power_of_two_ticks, rank_label
+
+FAILING = 0.31  # a dense seed that failed, as TT-3's at m = 16
+SEEDS = 3
+PARAMS_B = {"scale": "test", "target_accuracy": 0.9, "exact_accuracy": 0.999,
+            "worst_case_cutoff": 0.5, "witness": {"blocks": 8, "width": 3},
+            "paper_witness_rank": 8}
+PARAMS_A = {"scale": "test", "headline_tau": 0.05, "headline_beta": 1.0, "taus": [0.01, 0.05],
+            "noise_var": 0.01, "floor": 0.02, "rank_tolerance": 0.25, "saturation_tau": 0.01,
+            "d": 4, "n_tokens": 8, "deficiency_excess": {"linear": 0.07, "softmax": 0.06}}
+
+
+def plot(name: str, tables: dict[str, pd.DataFrame], params: dict) -> plt.Figure:
+    return importlib.import_module(f"attnrank.figures.{name}").plot(tables, params)
+
+
+@pytest.fixture(autouse=True)
+def _close_figures():
+    yield
+    plt.close("all")
+
+
+def tick_labels(ax: plt.Axes, axis: str = "x") -> list[str]:
+    """The labels the axis formatter gives the major ticks inside the axis limits."""
+    target = ax.xaxis if axis == "x" else ax.yaxis
+    lo, hi = sorted(getattr(ax, f"get_{axis}lim")())
+    fmt = target.get_major_formatter()
+    return [fmt(v, i) for i, v in enumerate(target.get_majorticklocs()) if lo <= v <= hi]
+
+
+def points(ax: plt.Axes) -> np.ndarray:
+    """Every scattered (x, y) of ``ax``."""
+    offs = [c.get_offsets() for c in ax.collections
+            if isinstance(c, PathCollection) and len(c.get_offsets())]
+    return np.concatenate(offs) if offs else np.empty((0, 2))
+
+
+def vertical_lines(ax: plt.Axes) -> set[float]:
+    return {float(ln.get_xdata()[0]) for ln in ax.get_lines()
+            if len(ln.get_xdata()) == 2 and ln.get_xdata()[0] == ln.get_xdata()[1]}
+
+
+def horizontal_lines(ax: plt.Axes) -> set[float]:
+    return {float(ln.get_ydata()[0]) for ln in ax.get_lines()
+            if len(ln.get_ydata()) == 2 and ln.get_ydata()[0] == ln.get_ydata()[1]
+            and list(ln.get_xdata()) == [0, 1]}
+
+
+# ---- Paper B -----------------------------------------------------------------------------------
+
+def minip(groups: dict[str, tuple[int, list[float]]], ranks=(1, 2, 4, 8), by: str = "instance",
+          fms=("table",)) -> pd.DataFrame:
+    """Kernel rows rising with r and dense rows with the given seed accuracies, per group name
+    → (m, dense accuracies)."""
+    rows = []
+    for (name, (m, dense)), fm in itertools.product(groups.items(), fms):
+        for r, s in itertools.product(ranks, range(SEEDS)):
+            rows.append({"model": "kernel", "instance": name, "m": m, "rank": r, "seed": s,
+                         "feature_map": fm, "n_tokens": 3,
+                         TEST_SEQUENCE_ACCURACY: min(1.0, 0.5 + 0.1 * r),
+                         TEST_WORST_CASE_ERROR: 1.0 / r})
+        rows += [{"model": "dense", "instance": name, "m": m, "rank": -1, "seed": s,
+                  "feature_map": "none", "n_tokens": 3, TEST_SEQUENCE_ACCURACY: a,
+                  TEST_WORST_CASE_ERROR: 0.1 if a == 1.0 else 2.5} for s, a in enumerate(dense)]
+    return pd.DataFrame(rows)
+
+
+def constructions() -> pd.DataFrame:
+    return pd.DataFrame([{"construction": "exp_features", "eval_set": "all_triples", "m": m,
+                          "rank": 2**m, "n_tokens": 3, "beta": 4.0, SEQUENCE_ACCURACY: 1.0,
+                          WORST_CASE_ERROR: 0.1} for m in (2, 4)])
+
+
+@pytest.mark.parametrize("name,table", [("minip_rank_vs_m", "minip_rank_vs_m"),
+                                        ("minip_ood_pools", "minip_ood")])
+def test_every_dense_seed_is_drawn_a_failing_one_too(name, table):
+    df = minip({"small": (8, [1.0] * SEEDS), "large": (12, [1.0, 1.0, FAILING])})
+    tables = {table: df, "minip_constructions": constructions()}
+    fig = plot(name, {k: v for k, v in tables.items() if k in (table, "minip_constructions")},
+               PARAMS_B)
+    dense_ax = fig.axes[1]
+    ys = sorted(points(dense_ax)[:, 1])
+    assert ys == sorted([1.0] * (2 * SEEDS - 1) + [FAILING])  # one marker per seed, none merged
+    assert len(set(points(dense_ax)[:, 0])) == 2 * SEEDS  # side by side, not on top of each other
+    assert dense_ax.get_ylim()[0] < FAILING  # and inside the axis
+    assert tick_labels(fig.axes[0]) == ["1", "2", "4", "8"]
+
+
+def test_rank_vs_m_labels_its_rank_axes_with_integers():
+    df = minip({"m8": (8, [1.0] * SEEDS), "m12": (12, [1.0] * SEEDS)})
+    fig = plot("minip_rank_vs_m", {"minip_rank_vs_m": df, "minip_constructions": constructions()},
+               PARAMS_B)
+    labels = tick_labels(fig.axes[2], "y")
+    assert labels and all(re.fullmatch(r"\d+|\$2\^\{\d+\}\$", s) for s in labels), labels
+
+
+def test_witness_marks_the_proven_bound_and_the_papers_rank_and_every_dense_seed():
+    df = minip({"table": (24, [1.0, 0.9, 0.87]), "mlp": (24, [1.0, 1.0, FAILING])},
+               ranks=(1, 2, 4, 6, 8, 16, 32))
+    df = df[(df["model"] == "dense") | (df["feature_map"] == df["instance"])]
+    df.loc[df["model"] == "kernel", "feature_map"] = df["instance"]
+    params = {**PARAMS_B, "witness": {"blocks": 6, "width": 4}, "paper_witness_rank": 8}
+    fig = plot("minip_witness", {"minip_witness": df, "minip_constructions": constructions()},
+               params)
+    main, dense = fig.axes[0::2], fig.axes[1::2]
+    for ax in main:
+        assert {4.0, 8.0} <= vertical_lines(ax)  # r_lb = min(6, 4) and the paper's r
+        assert tick_labels(ax) == ["1", "2", "4", "6", "8", "16", "32"]  # r_lb, 8 in the grid
+    legend = " ".join(t.get_text() for t in main[0].get_legend().get_texts())
+    assert "= 4" in legend and "r < 8" in legend
+    assert sorted(points(dense[0])[:, 1]) == pytest.approx(sorted(
+        1 - np.array([1.0, 0.9, 0.87, 1.0, 1.0, FAILING])))
+
+
+# ---- Paper A -----------------------------------------------------------------------------------
+
+def attention() -> pd.DataFrame:
+    rows = []
+    for (teacher, beta), r_star, r, s in itertools.product(
+            (("linear", 1.0), ("softmax", 1.0), ("softmax", 4.0)), (2, 4), range(1, 7),
+            range(SEEDS)):
+        rows.append({"teacher": teacher, "beta": beta, "r_star": r_star, "rank": r, "seed": s,
+                     EXCESS: 0.5 if r < r_star else 0.002, ENERGY_EFFECTIVE_RANK: float(r_star),
+                     numerical_rank(0.05): float(r_star)})
+    return pd.DataFrame(rows)
+
+
+def test_attention_native_draws_the_deficiency_line_and_the_linear_reference():
+    fig = plot("entropic_attention_native", {"entropic_attention": attention()}, PARAMS_A)
+    panels = [ax for ax in fig.axes if ax.get_title()]
+    assert [ax.get_title() for ax in panels] == [
+        "linear teacher", "softmax, β = 1 teacher", "softmax, β = 4 teacher"]
+    assert 0.07 in horizontal_lines(panels[0])  # EB-7's value, from the params
+    for ax in panels[1:]:
+        assert 0.06 in horizontal_lines(ax)  # EB-8's
+        dashed = [ln for ln in ax.get_lines() if ln.get_linestyle() == "--" and len(ln.get_xdata())]
+        assert len(dashed) == 2  # the linear teacher's median per r*
+    assert not [ln for ln in panels[0].get_lines() if ln.get_linestyle() == "--"
+                and len(ln.get_xdata())]
+    legend = " ".join(t.get_text() for ax in fig.axes if ax.get_legend()
+                      for t in ax.get_legend().get_texts())
+    assert "EB-7" in legend and "EB-8" in legend and "linear teacher" in legend
+
+
+def test_attention_recovery_writes_its_step_axis_in_plain_numbers():
+    trace = pd.DataFrame([{"teacher": t, "beta": 1.0, "r_star": r, "seed": s, "step": step,
+                           ENERGY_EFFECTIVE_RANK: r * (1 - 1 / step)}
+                          for t in ("linear", "softmax") for r in (2, 4) for s in range(SEEDS)
+                          for step in (25, 50, 100, 200, 400, 600)])
+    df = attention()
+    df["rank"] = df["rank"].where(df["rank"] < 6, 16)
+    fig = plot("entropic_attention_recovery",
+               {"entropic_attention": df, "entropic_attention_trace": trace}, PARAMS_A)
+    labels = tick_labels(fig.axes[2])
+    assert labels and all(re.fullmatch(r"\d+", s) for s in labels), labels
+
+
+def predict() -> pd.DataFrame:
+    rows = []
+    for (teacher, est), r_star, s in itertools.product(
+            itertools.product(("linear", "softmax"), ("E1", "E2", "E2_debiased", "mixer")),
+            (1, 2, 4), range(SEEDS)):
+        for size in ((256,) if est == "mixer" else (32, 128)):
+            rows.append({"teacher": teacher, "beta": 1.0, "estimator": est, "r_star": r_star,
+                         "seed": s, "S": size, ENERGY_EFFECTIVE_RANK: r_star + 32 / size,
+                         ENTROPY_EFFECTIVE_RANK: float(r_star), numerical_rank(0.01): r_star + 1,
+                         numerical_rank(0.05): float(r_star)})
+    return pd.DataFrame(rows)
+
+
+def test_predictability_panels_are_split_by_measure_with_tau_and_markers_stated():
+    fig = plot("entropic_predictability", {"entropic_predict": predict()}, PARAMS_A)
+    estimates = [ax for ax in fig.axes if "—" in ax.get_title() and "S-frontier" not in
+                 ax.get_title()]
+    assert len(estimates) == 2 * 2 * 4  # teachers × (R̃_eff, numerical) × estimators
+    for ax in estimates:
+        title = ax.get_title()
+        drawn = [ln for ln in ax.get_lines() if len(ln.get_xdata())]
+        assert len(drawn) <= 2 + 1  # the S values (or the mixer and its entropy rank), identity
+        if "numerical" in title:
+            tau = 0.01 if "mixer" in title else 0.05
+            assert f"τ = {tau:g}" in title
+            assert {ln.get_marker() for ln in drawn} <= {"x", "None"}
+        else:
+            assert "R̃_eff" in title
+    legend = next(ax.get_legend() for ax in fig.axes
+                  if ax.get_legend() and not ax.axison)
+    markers = {h.get_marker() for h in legend.legend_handles}
+    assert {"o", "x"} <= markers
+    text = " ".join(t.get_text() for t in legend.get_texts())
+    assert "S = 32" in text and "τ = 0.05" in text
+
+
+# ---- shared pieces -----------------------------------------------------------------------------
+
+def test_rank_labels_are_integers_then_powers_of_two():
+    assert [rank_label(v) for v in (1, 2, 4, 12, 65536)] == ["1", "2", "4", "12", "65536"]
+    assert rank_label(2.0**20) == "$2^{20}$"
+    assert power_of_two_ticks(1, 64) == [2.0**k for k in range(7)]
+    ticks = power_of_two_ticks(3, 2.0**25, max_ticks=9)
+    assert len(ticks) <= 9 and ticks[0] == 16 and ticks[-1] == 2.0**24
+    assert power_of_two_ticks(5, 7) == [4, 8]
