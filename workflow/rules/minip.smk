@@ -27,7 +27,7 @@ rule minip_train:
 
 rule minip_capacity_train:
     """Capacity or optimization: train at r = V from scratch (two lengths) and from the exact
-    construction (SPEC's caution on random tokens)."""
+    construction (the caution on random tokens in docs/methods.md)."""
     output:
         f"{RESULTS}/minip/capacity/{{instance}}/metrics.parquet",
     params:

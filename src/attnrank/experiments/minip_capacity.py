@@ -1,4 +1,4 @@
-"""Capacity or optimization? The probe behind SPEC's caution on random tokens (N = 3).
+"""Capacity or optimization? The probe behind the caution on random tokens (docs/methods.md) (N = 3).
 
 At feature rank r = V (the number of distinct tokens) an exact kernel head exists: the vocabulary
 construction φ_K(z) = onehot(z), a_Q(x)_z = −β⟨x, z⟩ (the 2^m construction restricted to the
