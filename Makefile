@@ -8,7 +8,7 @@ SCALE ?= full
 # Rules run `python -m attnrank ...`: make that the venv's python.
 export PATH := $(CURDIR)/$(VENV)/bin:$(PATH)
 
-.PHONY: setup reproduce smoke test lint bench reference audit report readme
+.PHONY: setup reproduce smoke test lint bench reference heldout audit report readme
 
 setup: $(STAMP)
 
@@ -62,3 +62,21 @@ reference: $(STAMP)  ## full run from a clean tree -> results/reference/ (audite
 	$(PY) -m attnrank reference --run results/full --dest results/reference
 	$(PY) -m attnrank audit results/reference
 	cp logs/full/pipeline_wall.json benchmarks/results/pipeline_full_wall.json
+
+# Held-out seeds (docs/methods.md, Seeds): the same full run with another seed_offset, in a clean
+# clone under runs/ that runs its own code (PYTHONPATH), so results/full stays the reference's and
+# edits here cannot reach it; audited there against its own config;
+# its claims and what it is go to benchmarks/results/heldout_*, its verdicts beside the reference's
+# in README.
+HELDOUT_OFFSET ?= 1000
+HELDOUT_SCALE ?= full
+heldout: $(STAMP)  ## full run on held-out seeds (seed_offset=$(HELDOUT_OFFSET)) in runs/heldout/ -> README
+	@test -z "$$(git status --porcelain)" || { git status --short; \
+	  echo "make heldout: refusing a dirty tree; commit first" >&2; exit 1; }
+	rm -rf runs/heldout && git clone -q . runs/heldout
+	sed -i 's/^seed_offset: 0 /seed_offset: $(HELDOUT_OFFSET) /' runs/heldout/config.yaml
+	grep -q '^seed_offset: $(HELDOUT_OFFSET) ' runs/heldout/config.yaml
+	cd runs/heldout && export PYTHONPATH=$$PWD/src && \
+	  $(CURDIR)/$(VENV)/bin/snakemake --cores $(CORES) --config scale=$(HELDOUT_SCALE) && \
+	  $(CURDIR)/$(PY) -m attnrank audit results/$(HELDOUT_SCALE)
+	$(PY) -m attnrank heldout --run runs/heldout/results/$(HELDOUT_SCALE)

@@ -30,7 +30,7 @@ def params(claims: dict[str, Any] | None = None,
     return {"scale": "test", "claims": copy.deepcopy(claims or CONFIG["claims"]), "minip": {},
             "minip_grid": {"witness": {"blocks": witness[0], "width": witness[1]}},
             "entropic": {"n_tokens": N_TOKENS, "d": D, "taus": list(TAUS), "headline_tau": 0.05,
-                         "headline_beta": 1.0}}
+                         "headline_beta": 1.0, "teacher_values": "orthonormal"}}
 
 
 # ---- Paper B -----------------------------------------------------------------------------------
@@ -80,6 +80,13 @@ def rank_vs_m() -> pd.DataFrame:
     return pd.DataFrame([r for m, c in ((6, 4), (8, 16), (10, 64)) for r in crossing_rows(c, m)])
 
 
+def information_bound() -> pd.DataFrame:
+    """The B5 table of the world's rank-vs-m heads, made by the pipeline's own function."""
+    from attnrank.experiments.minip_constructions import information_bound as bound
+
+    return bound(rank_vs_m().assign(experiment="rank_vs_m"))
+
+
 WITNESS_FAILING = (1, 2, 4)  # below the paper's 8 (TT-4p); 1 and 2 below the family's r_lb = 3
 
 
@@ -91,6 +98,19 @@ def witness() -> pd.DataFrame:
         rows += minip_rows("kernel", 3, 16, [1.0, 1.0], worst=0.2, m=24, fm=fm)
         rows += minip_rows("kernel", 3, 32, [1.0, 1.0], worst=0.2, m=24, fm=fm)
     return pd.DataFrame(rows + minip_rows("dense", 3, -1, [1.0, 1.0], m=24))
+
+
+def witness_families() -> pd.DataFrame:
+    """The witness-families sweep (table features): the world's family K = 8, w = 3 (its table
+    heads above) and K = 4, w = 6 (r_lb = 4: r = 1, 2 fail, exact from r = 4), both passing
+    TT-4's rule against their own r_lb."""
+    fam = witness()
+    fam = fam[(fam["model"] == "kernel") & (fam["feature_map"] == "table")].assign(blocks=8, width=3)
+    rows = [row | {"blocks": 4, "width": 6}
+            for r, worst in ((1, 1.2), (2, 1.2), (4, 0.2), (16, 0.2), (32, 0.2))
+            for row in minip_rows("kernel", 3, r, [0.1 if worst > 1 else 1.0] * 2, worst=worst,
+                                  m=24, fm="table")]
+    return pd.concat([fam, pd.DataFrame(rows)], ignore_index=True)
 
 
 def ood() -> pd.DataFrame:
@@ -191,10 +211,28 @@ def predict() -> pd.DataFrame:
     return pd.DataFrame(rows)
 
 
+def attention_other_values(soft_factor: float = 0.8) -> pd.DataFrame:
+    """The extra attention jobs under the other teacher values (Gaussian V*): the linear and the
+    headline-β softmax teacher only, passing EB-7 … EB-9 like the default table."""
+    df = attention(soft_factor)
+    df = df[(df["teacher"] == "linear") | (df["beta"] == 1.0)].reset_index(drop=True)
+    return df.assign(teacher_values="gaussian")
+
+
+def predict_other_values() -> pd.DataFrame:
+    """The extra predict job under the other teacher values: the linear teacher only."""
+    df = predict()
+    return df[df["teacher"] == "linear"].reset_index(drop=True).assign(teacher_values="gaussian")
+
+
 def world() -> dict[str, pd.DataFrame]:
     """Every table some claim reads, each claim passing on them."""
     return {"minip_length_sweep": length_sweep(), "minip_constructions": constructions(),
-            "minip_rank_vs_m": rank_vs_m(), "minip_witness": witness(), "minip_ood": ood(),
+            "minip_rank_vs_m": rank_vs_m(), "minip_information_bound": information_bound(),
+            "minip_witness": witness(), "minip_witness_families": witness_families(),
+            "minip_ood": ood(),
             "minip_capacity": capacity(), "entropic_surrogate": surrogate(),
             "entropic_ladder": ladder(), "entropic_attention": attention(),
-            "entropic_predict": predict()}
+            "entropic_predict": predict(),
+            "entropic_attention_other_values": attention_other_values(),
+            "entropic_predict_other_values": predict_other_values()}

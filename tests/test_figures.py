@@ -30,7 +30,8 @@ FAILING = 0.31  # a dense seed that failed, as TT-3's at m = 16
 SEEDS = 3
 PARAMS_B = {"scale": "test", "target_accuracy": 0.9, "exact_accuracy": 0.999,
             "worst_case_cutoff": 0.5, "witness": {"blocks": 8, "width": 3},
-            "paper_witness_rank": 8}
+            "paper_witness_rank": 8,
+            "rank_growth": {"bootstrap_samples": 200, "interval_level": 0.9}}
 PARAMS_A = {"scale": "test", "headline_tau": 0.05, "headline_beta": 1.0, "taus": [0.01, 0.05],
             "noise_var": 0.01, "floor": 0.02, "rank_tolerance": 0.25, "saturation_tau": 0.01,
             "d": 4, "n_tokens": 8, "deficiency_excess": {"linear": 0.07, "softmax": 0.06}}

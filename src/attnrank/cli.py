@@ -115,6 +115,22 @@ def cmd_minip_information_bound(a: argparse.Namespace) -> None:
     run.finish([a.out, a.csv])
 
 
+def cmd_minip_witness_families(a: argparse.Namespace) -> None:
+    from attnrank.experiments.minip_witness_families import witness_families_tables
+    from attnrank.io import write_table
+    from attnrank.jobs.minip import WitnessFamiliesTableJob
+    from attnrank.provenance import Run
+
+    job = WitnessFamiliesTableJob.from_dict(a.params)
+    _threads(a.threads)
+    run = Run("minip_witness_families", job.to_dict(), a.inputs, a.wildcards, rule=a.rule)
+    table, summary = witness_families_tables(a.inputs, job.to_dict())
+    write_table(table, a.out)
+    write_table(summary, a.summary)
+    write_table(summary, a.csv)
+    run.finish([a.out, a.summary, a.csv])
+
+
 def cmd_entropic_train(a: argparse.Namespace) -> None:
     import importlib
 
@@ -237,11 +253,37 @@ def _report_section(a: argparse.Namespace, changed: bool, section: str, source: 
     return 0
 
 
+HELDOUT_CLAIMS = "benchmarks/results/heldout_claims.csv"
+HELDOUT_RECORD = "benchmarks/results/heldout_run.json"
+
+
 def cmd_readme(a: argparse.Namespace) -> int:
-    from attnrank.readme import update_readme
+    from attnrank.readme import update_heldout, update_readme
 
     changed = update_readme(Path(a.readme), Path(a.reference), check=a.check)
-    return _report_section(a, changed, "results section", a.reference, "make readme")
+    rc = _report_section(a, changed, "results section", a.reference, "make readme")
+    if Path(HELDOUT_RECORD).exists():  # the reference's verdicts stand beside the held-out ones
+        changed = update_heldout(Path(a.readme), Path(HELDOUT_CLAIMS), Path(HELDOUT_RECORD),
+                                 Path(a.reference), check=a.check)
+        rc = max(rc, _report_section(a, changed, "held-out section", HELDOUT_RECORD, "make readme"))
+    return rc
+
+
+def cmd_heldout(a: argparse.Namespace) -> int:
+    """Record a finished held-out run (claims and what it is) and put its verdicts in README."""
+    import shutil
+
+    from attnrank.io import write_text
+    from attnrank.readme import heldout_record, update_heldout
+
+    run = Path(a.run)
+    record = heldout_record(run)
+    shutil.copyfile(run / "claims.csv", HELDOUT_CLAIMS)
+    write_text(json.dumps(record, indent=2, sort_keys=True) + "\n", HELDOUT_RECORD)
+    update_heldout(Path(a.readme), Path(HELDOUT_CLAIMS), Path(HELDOUT_RECORD), Path(a.reference))
+    log.info("held-out run (seed_offset %d, %d of %d pass) recorded in %s and %s; README updated",
+             record["seed_offset"], record["pass"], record["claims"], HELDOUT_CLAIMS, HELDOUT_RECORD)
+    return 0
 
 
 def cmd_readme_times(a: argparse.Namespace) -> int:
@@ -287,6 +329,17 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--out", required=True)
     p.add_argument("--csv", required=True)
     p.set_defaults(func=cmd_minip_information_bound)
+
+    p = sub.add_parser("minip-witness-families", help="the witness-families table: every "
+                       "family's heads rebuilt from their weights, which inputs fail, a summary")
+    _common(p)
+    p.add_argument("--inputs", nargs="+", required=True,
+                   help="metrics (.parquet) then weights (.npz) of every family, in the job's order")
+    p.add_argument("--out", required=True, help="the per (family, rank, seed) table (.parquet)")
+    p.add_argument("--summary", required=True, help="the per-family summary (.parquet)")
+    p.add_argument("--csv", required=True, help="the summary again as CSV (the report)")
+    p.add_argument("--threads", type=int, default=1)
+    p.set_defaults(func=cmd_minip_witness_families)
 
     p = sub.add_parser("entropic-train", help="Paper A: train one job (surrogate, ladder rung or "
                        "attention teacher; all ranks × seeds × r*)")
@@ -358,6 +411,14 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--reference", default="results/reference")
     p.add_argument("--check", action="store_true", help="write nothing; exit 1 when it differs")
     p.set_defaults(func=cmd_readme)
+
+    p = sub.add_parser("heldout", help="record a finished held-out run (make heldout): its claims "
+                       f"into {HELDOUT_CLAIMS}, what it is into {HELDOUT_RECORD}, its verdicts "
+                       "beside the reference's in README")
+    p.add_argument("--run", required=True, help="the held-out run's results folder")
+    p.add_argument("--readme", default="README.md")
+    p.add_argument("--reference", default="results/reference")
+    p.set_defaults(func=cmd_heldout)
 
     p = sub.add_parser("readme-times", help="rewrite README's run-time table from "
                        "benchmarks/results/summary.json (make bench)")

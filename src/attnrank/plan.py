@@ -13,7 +13,12 @@ from typing import Any
 
 from attnrank.jobs.base import Job, canonical_json
 from attnrank.jobs.entropic import entropic_jobs
-from attnrank.jobs.minip import CAPACITY_INSTANCES, MINIP_EXPERIMENTS, minip_jobs
+from attnrank.jobs.minip import (
+    CAPACITY_INSTANCES,
+    MINIP_EXPERIMENTS,
+    WITNESS_FAMILIES_TABLE,
+    minip_jobs,
+)
 from attnrank.jobs.table import TableJob
 from attnrank.registry import CLAIMS, FIGURES, TABLES, claim_tables
 
@@ -75,14 +80,17 @@ def _train(step: str, prefix: str, names: tuple[str, ...], wildcards: dict[str, 
     return StepRun(step, wildcards, job.to_dict(), (), tuple(f"{prefix}/{n}" for n in names))
 
 
-ENTROPIC_TABLES: dict[str, tuple[str, str, bool]] = {
-    # table → (experiment, rows kept, keep only the largest student rank)
-    "entropic_surrogate": ("surrogate", "selected", False),
-    "entropic_surrogate_trace": ("surrogate", "all", True),
-    "entropic_ladder": ("ladder", "final", False),
-    "entropic_attention": ("attention", "final", False),
-    "entropic_attention_trace": ("attention", "all", True),
-    "entropic_predict": ("predict", "all", False),
+ENTROPIC_TABLES: dict[str, tuple[str, str, bool, bool]] = {
+    # table → (experiment, rows kept, keep only the largest student rank, jobs under the other
+    # teacher values: the extra jobs of EB-7/8/9/12, never mixed into the default tables)
+    "entropic_surrogate": ("surrogate", "selected", False, False),
+    "entropic_surrogate_trace": ("surrogate", "all", True, False),
+    "entropic_ladder": ("ladder", "final", False, False),
+    "entropic_attention": ("attention", "final", False, False),
+    "entropic_attention_trace": ("attention", "all", True, False),
+    "entropic_predict": ("predict", "all", False, False),
+    "entropic_attention_other_values": ("attention", "final", False, True),
+    "entropic_predict_other_values": ("predict", "all", False, True),
 }
 ENTROPIC_WILDCARD = {"surrogate": "optimizer", "ladder": "rung", "attention": "teacher",
                      "predict": "teacher"}
@@ -97,7 +105,8 @@ def figure_params(config: dict[str, Any], scale: str, paper: str) -> dict[str, A
         return {"scale": scale, "target_accuracy": c["target_accuracy"],
                 "exact_accuracy": c["exact_accuracy"], "worst_case_cutoff": c["worst_case_cutoff"],
                 "witness": {"blocks": w["blocks"], "width": w["width"]},
-                "paper_witness_rank": c["TT-4p"]["fails_below"]}
+                "paper_witness_rank": c["TT-4p"]["fails_below"],
+                "rank_growth": {k: c["TT-6"][k] for k in ("bootstrap_samples", "interval_level")}}
     e = config["entropic"]
     return {"scale": scale, "headline_tau": e["headline_tau"], "headline_beta": e["headline_beta"],
             "taus": e["taus"], "noise_var": e["noise_var"], "floor": c["noise_floor"],
@@ -136,6 +145,8 @@ def build_plan(config: dict[str, Any], scale: str) -> Plan:
             plan.add(_train("minip_capacity_train", f"minip/capacity/{inst}", ("metrics.parquet",),
                             {"instance": inst}, job))
     for exp in MINIP_EXPERIMENTS:
+        if TABLES[f"minip_{exp}"].step != "table":
+            continue  # a table of its own step (witness_families: below)
         inputs = tuple(r.outputs[0] for r in plan.runs
                        if r.step == "minip_train" and r.wildcards["experiment"] == exp)
         tables[f"minip_{exp}"] = StepRun("table", {"name": f"minip_{exp}"},
@@ -143,6 +154,13 @@ def build_plan(config: dict[str, Any], scale: str) -> Plan:
     tables["minip_capacity"] = StepRun(
         "table", {"name": "minip_capacity"}, TableJob("all", False).to_dict(),
         tuple(f"minip/capacity/{i}/metrics.parquet" for i in CAPACITY_INSTANCES), ())
+    families = mj[(WITNESS_FAMILIES_TABLE, "")]
+    plan.add(StepRun("minip_witness_families", {}, families.to_dict(),
+                     tuple(f"minip/train/{s.experiment}/{s.instance}/{name}"
+                           for s in families.families for name in ("metrics.parquet", "weights.npz")),
+                     ("tables/minip_witness_families.parquet",
+                      "tables/minip_witness_families_summary.parquet",
+                      "tables/minip_witness_families_summary.csv")))
     plan.add(StepRun("minip_constructions", {}, mj[("constructions", "")].to_dict(), (),
                      ("tables/minip_constructions.parquet",)))
     plan.add(StepRun("minip_information_bound", {}, mj[("information_bound", "")].to_dict(),
@@ -155,9 +173,11 @@ def build_plan(config: dict[str, Any], scale: str) -> Plan:
             ("metrics.parquet", "weights.npz")
         step = "entropic_predict" if exp == "predict" else f"entropic_{exp}_train"
         plan.add(_train(step, f"entropic/{exp}/{inst}", outs, {ENTROPIC_WILDCARD[exp]: inst}, job))
-    for name, (exp, select, max_rank) in ENTROPIC_TABLES.items():
+    values = config["entropic"]["teacher_values"]
+    for name, (exp, select, max_rank, other) in ENTROPIC_TABLES.items():
         inputs = tuple(r.outputs[0] for r in plan.runs
-                       if r.outputs[0].startswith(f"entropic/{exp}/"))
+                       if r.outputs[0].startswith(f"entropic/{exp}/")
+                       and (r.params["teacher_values"] != values) == other)
         tables[name] = StepRun("table", {"name": name},
                                TableJob(select, max_rank).to_dict(), inputs, ())
 

@@ -96,6 +96,72 @@ def update_readme(readme: Path, reference: Path, check: bool = False) -> bool:
 
 
 # ---------------------------------------------------------------------------------------------
+# Held-out seeds: the verdicts of a full run with another seed_offset beside the reference's
+
+HELDOUT_START, HELDOUT_END = "<!-- heldout:start -->", "<!-- heldout:end -->"
+
+
+def heldout_record(run: Path) -> dict:
+    """What a held-out run is: its seed offset (read from every training sidecar, which must agree
+    and be ≠ 0), its scale (the folder's name, results/<scale>), the commit its claims were made at
+    and its verdict counts. ValueError otherwise."""
+    import json
+
+    claims_prov = run / "claims.csv.prov.json"
+    if not claims_prov.exists():
+        raise ValueError(f"{run}: no claims.csv.prov.json (is this a finished run folder?)")
+    offsets = set()
+    for prov in run.rglob("*.prov.json"):
+        params = json.loads(prov.read_text()).get("params") or {}
+        if isinstance(params, dict) and "seed_offset" in params:
+            offsets.add(int(params["seed_offset"]))
+    if len(offsets) != 1 or offsets == {0}:
+        raise ValueError(f"{run}: a held-out run needs one seed_offset ≠ 0 in every job, found "
+                         f"{sorted(offsets) or 'none'}")
+    code = json.loads(claims_prov.read_text())["code"]
+    table = pd.read_csv(run / "claims.csv", dtype=str, keep_default_na=False)
+    return {"seed_offset": offsets.pop(), "scale": run.name, "git_commit": code["git_commit"],
+            "git_dirty": code["git_dirty"], "claims": int(len(table)),
+            "pass": int((table["verdict"] == "pass").sum())}
+
+
+def heldout_section(heldout: Path, record: dict, reference: Path) -> str:
+    """The held-out section: every claim's verdict on the reference seeds and on the held-out seeds
+    (``heldout``: that run's claims.csv; ``record``: ``heldout_record`` of it)."""
+    ref = pd.read_csv(reference / "claims.csv", dtype=str, keep_default_na=False)
+    held = pd.read_csv(heldout, dtype=str, keep_default_na=False)
+    both = ref[["id", "verdict"]].merge(held[["id", "verdict"]], on="id", how="outer",
+                                        suffixes=("_ref", "_held"), sort=False).fillna("—")
+    moved = both[both["verdict_ref"] != both["verdict_held"]]["id"].tolist()
+    lines = [f"Held-out run (`make heldout`: the {record['scale']} run with "
+             f"`seed_offset: {record['seed_offset']}`, "
+             f"so no teacher, data set or initialization of the reference; commit "
+             f"`{record['git_commit'][:7]}`{' (dirty)' if record['git_dirty'] else ''}): "
+             f"{record['pass']} of {record['claims']} claims pass. Verdicts that differ from the "
+             f"reference: {', '.join(moved) if moved else 'none'}.", "",
+             "| claim | reference (offset 0) | held-out |", "|---|---|---|"]
+    for r in both.itertuples():
+        mark = "**" if r.id in moved else ""
+        lines.append(f"| {mark}{r.id}{mark} | {r.verdict_ref} | {r.verdict_held} |")
+    return "\n".join(lines)
+
+
+def update_heldout(readme: Path, heldout: Path, record_path: Path, reference: Path,
+                   check: bool = False) -> bool:
+    """Rewrite README's held-out section from the committed held-out claims and record."""
+    import json
+
+    text = readme.read_text(encoding="utf-8")
+    section = heldout_section(heldout, json.loads(record_path.read_text()), reference)
+    new = render_readme(text, section, HELDOUT_START, HELDOUT_END)
+    if new != text and not check:
+        from attnrank.io import write_text
+
+        write_text(new, readme)
+    return new != text
+
+
+# ---------------------------------------------------------------------------------------------
 # Run times: benchmarks/results/summary.json and the README's time table (``make bench``)
 
 TIMES_START, TIMES_END = "<!-- times:start -->", "<!-- times:end -->"

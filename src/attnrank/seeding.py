@@ -8,9 +8,12 @@ ran at once, or on Python's per-process string hashing.
 from __future__ import annotations
 
 import zlib
+from typing import TYPE_CHECKING
 
 import numpy as np
-import torch
+
+if TYPE_CHECKING:  # torch is imported where a torch generator is made: numpy users stay light
+    import torch
 
 
 def _word(part: str | int) -> int:
@@ -31,6 +34,18 @@ def numpy_rng(*parts: str | int) -> np.random.Generator:
     return np.random.default_rng(seed_sequence(*parts))
 
 
+def seed_indices(params: dict) -> list[int]:
+    """The seed indices of a job: ``seed_offset, …, seed_offset + seeds − 1``.
+
+    ``seed_offset`` (config, default 0) shifts every seed index, so a run with another offset draws
+    a disjoint set of teachers, data and initializations (a held-out run); offset 0 is the reference.
+    """
+    offset, n = int(params.get("seed_offset", 0)), int(params["seeds"])
+    if offset < 0 or n < 1:
+        raise ValueError(f"seed_offset must be ≥ 0 and seeds ≥ 1, got seed_offset={offset}, seeds={n}")
+    return list(range(offset, offset + n))
+
+
 def torch_seed(*parts: str | int) -> int:
     """A 63-bit integer seed for ``torch.Generator.manual_seed``."""
     lo, hi = (int(v) for v in seed_sequence(*parts).generate_state(2, dtype=np.uint32))
@@ -39,6 +54,8 @@ def torch_seed(*parts: str | int) -> int:
 
 def torch_generator(*parts: str | int, device: str | torch.device = "cpu") -> torch.Generator:
     """A torch.Generator seeded from the scheme (on ``device``)."""
+    import torch
+
     g = torch.Generator(device=device)
     g.manual_seed(torch_seed(*parts))
     return g

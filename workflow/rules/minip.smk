@@ -89,3 +89,29 @@ rule minip_information_bound:
         "python -m attnrank minip-information-bound --rule minip_information_bound"
         " --params {params.job:q} --inputs {input} --out {output.table} --csv {output.csv}"
         " > {log} 2>&1"
+
+
+rule minip_witness_families:
+    """The witness-families sweep: every family's table-feature heads rebuilt from their final
+    weights, which witness inputs they fail, and per family the measured transition against
+    r_lb = min(K, w) and K."""
+    input:
+        step_inputs("tables/minip_witness_families.parquet"),
+    output:
+        table=f"{RESULTS}/tables/minip_witness_families.parquet",
+        summary=f"{RESULTS}/tables/minip_witness_families_summary.parquet",
+        csv=report(f"{RESULTS}/tables/minip_witness_families_summary.csv",
+                   caption="../report/minip_witness_families_summary.rst", category="Paper B"),
+    params:
+        job=job_params("tables/minip_witness_families.parquet"),
+        code=step_code_hash("minip_witness_families"),
+    log:
+        f"{LOGS}/minip_witness_families.log",
+    benchmark:
+        f"{LOGS}/benchmarks/minip_witness_families.tsv"
+    conda:
+        CONDA_ENV
+    shell:
+        "python -m attnrank minip-witness-families --rule minip_witness_families"
+        " --params {params.job:q} --inputs {input} --out {output.table}"
+        " --summary {output.summary} --csv {output.csv} > {log} 2>&1"

@@ -3,17 +3,22 @@
 Every threshold is a value of the config's ``claims`` block (``v``, see ``core.claim_values``);
 the statements are rendered from the same values. A claim judged at a free parameter fixed before
 the run (τ of EB-13 and EB-14, β of EB-13b) also reports its verdict at every value of the
-config's grid (the ``sweep`` of its outcome); "on every seed" comes with the fraction of seeds."""
+config's grid (the ``sweep`` of its outcome); "on every seed" comes with the fraction of seeds.
+EB-7, EB-8, EB-9 and EB-12 are judged on the config's teacher values V* (``entropic.teacher_values``)
+and reported under the other V* too (the ``*_other_values`` tables; ``_both_values``)."""
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from typing import Any
 
 import numpy as np
 import pandas as pd
 
 from attnrank.claims.core import (
+    FAIL,
+    NOT_RUN,
+    PASS,
     NotRun,
     Outcome,
     Values,
@@ -32,6 +37,7 @@ from attnrank.columns import (
     EXCESS_POPULATION,
     numerical_rank,
 )
+from attnrank.jobs.entropic import other_values
 from attnrank.quantities import (
     deviation_from_r_star,
     median_over_seeds,
@@ -178,11 +184,37 @@ def _teacher(df: pd.DataFrame, kind: str, beta: float | None) -> pd.DataFrame:
     return out if beta is None else out[np.isclose(out["beta"], beta)]
 
 
-def _attention_bound(tables: Tables, kind: str, beta: float | None, v: Values) -> Outcome:
-    """Deficiency, attainability and transition of the ``kind`` teacher (at ``beta``)."""
+def _both_values(tables: Tables, p: dict[str, Any], table: str,
+                 judge: Callable[[pd.DataFrame], Outcome]) -> Outcome:
+    """A claim judged on ``table`` (the config's teacher values V*) and reported on
+    ``<table>_other_values`` (the other V*): the verdict, threshold and measured text are the
+    config's V*'s; the note adds the other V*'s verdict and measured text (its note too, where it
+    differs), the sweep both verdicts, the config's marked headline. ``NotRun`` when either table
+    is missing or the config's V* lacks the grid; the other V* lacking it is reported, not raised."""
+    values = p["entropic"]["teacher_values"]
+    other = other_values(values)
+    alt_table = need(tables, f"{table}_other_values")
+    head = Outcome(*judge(need(tables, table)))
+    try:
+        alt = Outcome(*judge(alt_table))
+        alt_verdict, alt_text = (PASS if alt.passed else FAIL), alt.measured
+        if alt.note and alt.note != head.note:
+            alt_text += f"; {alt.note}"
+    except NotRun as why:
+        alt_verdict, alt_text = NOT_RUN, str(why)
+    note = "; ".join(t for t in (head.note, f"V*={other} (reported, not in the verdict): "
+                                 f"{alt_verdict}: {alt_text}") if t)
+    sweep = (f"V*={values} (headline): {PASS if head.passed else FAIL}; "
+             f"V*={other}: {alt_verdict}")
+    return Outcome(head.passed, f"V*={values}: {head.measured}", head.threshold, note, sweep)
+
+
+def _attention_bound(table: pd.DataFrame, kind: str, beta: float | None, v: Values) -> Outcome:
+    """Deficiency, attainability and transition of the ``kind`` teacher (at ``beta``) in one
+    attention table."""
     least, floor, jump_min = (float(v["deficiency_excess"]), float(v["noise_floor"]),
                               float(v["min_ratio"]))
-    df = _teacher(need(tables, "entropic_attention"), kind, beta)
+    df = _teacher(table, kind, beta)
     low, high = df[df["rank"] < df["r_star"]], df[df["rank"] >= df["r_star"]]
     jumps = transition_ratios(df)
     if low.empty or high.empty or not jumps:
@@ -196,29 +228,36 @@ def _attention_bound(tables: Tables, kind: str, beta: float | None, v: Values) -
                 f"({share(high[EXCESS] <= floor, 'students')} ≤ {floor:g}); min "
                 f"excess(r*−1)/excess(r*): {fmt(jump)} ({share(ratios >= jump_min, '(r*, seed)')} "
                 f"≥ {jump_min:g})")
-    return ok, measured, f"r < r*: ≥ {least:g}; r ≥ r*: ≤ {floor:g}; jump ≥ {jump_min:g}", ""
+    return Outcome(ok, measured, f"r < r*: ≥ {least:g}; r ≥ r*: ≤ {floor:g}; jump ≥ {jump_min:g}",
+                   "")
+
+
+BOTH_VALUES = "; verdict on the configured teacher values V*, the other V* reported"
 
 
 @claim("EB-7", "Attention-native rank, linear teacher: deficiency (r < r*: excess ≥ "
        "{deficiency_excess:g}), attainability (r ≥ r*: excess ≤ {noise_floor:g}), transition "
-       "excess(r*−1)/excess(r*) ≥ {min_ratio:g}")
+       "excess(r*−1)/excess(r*) ≥ {min_ratio:g}" + BOTH_VALUES)
 def eb7(tables: Tables, p: dict[str, Any], v: Values) -> Outcome:
-    return _attention_bound(tables, "linear", None, v)
+    return _both_values(tables, p, "entropic_attention",
+                        lambda df: _attention_bound(df, "linear", None, v))
+
+
+def _eb8(df: pd.DataFrame, v: Values) -> Outcome:
+    beta = float(v["headline_beta"])
+    passed, measured, threshold, note, _ = _attention_bound(df, "softmax", beta, v)
+    return Outcome(passed, f"β = {beta:g}: " + measured, threshold, note)
 
 
 @claim("EB-8", "Attention-native rank, softmax teacher (headline β): deficiency (r < r*: "
        "excess ≥ {deficiency_excess:g}), attainability (r ≥ r*: excess ≤ {noise_floor:g}), "
-       "transition ratio ≥ {min_ratio:g}")
+       "transition ratio ≥ {min_ratio:g}" + BOTH_VALUES)
 def eb8(tables: Tables, p: dict[str, Any], v: Values) -> Outcome:
-    beta = float(v["headline_beta"])
-    passed, measured, threshold, note = _attention_bound(tables, "softmax", beta, v)
-    return passed, f"β = {beta:g}: " + measured, threshold, note
+    return _both_values(tables, p, "entropic_attention", lambda df: _eb8(df, v))
 
 
-@claim("EB-9", "Softmax compresses the jump at β = {headline_beta:g}: for every r < r*, "
-       "excess_softmax(r) < excess_linear(r) (medians over seeds); the β sweep is reported")
-def eb9(tables: Tables, p: dict[str, Any], v: Values) -> Outcome:
-    df = need(tables, "entropic_attention")
+def _eb9(df: pd.DataFrame, v: Values) -> Outcome:
+    """EB-9 on one attention table."""
     beta = float(v["headline_beta"])
     lin = median_over_seeds(_teacher(df, "linear", None), ["r_star", "rank"], EXCESS)
     soft = _teacher(df, "softmax", None)
@@ -241,8 +280,16 @@ def eb9(tables: Tables, p: dict[str, Any], v: Values) -> Outcome:
                 f"r < r*; not below at {', '.join(above) or 'none'}; largest softmax/linear ratio "
                 f"{fmt(float(head[worst] / lin[worst]))} (r*={worst[0]}, r={worst[1]}); β sweep, excess at "
                 f"r*={r_top}, r={r_top - 1}: " + ", ".join(sweep))
-    return ok, measured, "softmax < linear for every r < r*", \
-        "the β sweep shows whether the gap to linear shrinks (the jump grows again) at larger β"
+    return Outcome(ok, measured, "softmax < linear for every r < r*",
+                   "the β sweep shows whether the gap to linear shrinks (the jump grows again) at "
+                   "larger β")
+
+
+@claim("EB-9", "Softmax compresses the jump at β = {headline_beta:g}: for every r < r*, "
+       "excess_softmax(r) < excess_linear(r) (medians over seeds); the β sweep is reported"
+       + BOTH_VALUES)
+def eb9(tables: Tables, p: dict[str, Any], v: Values) -> Outcome:
+    return _both_values(tables, p, "entropic_attention", lambda df: _eb9(df, v))
 
 
 @claim("EB-10", "Attention-native recovery: for r = d, the numerical rank (τ = {headline_tau:g}) of "
@@ -276,8 +323,10 @@ def eb10(tables: Tables, p: dict[str, Any], v: Values) -> Outcome:
         ("other β (not in the verdict): " + "; ".join(others)) if others else ""
 
 
-def _predict(tables: Tables, kind: str, estimator: str, v: Values) -> pd.DataFrame:
-    df = need(tables, "entropic_predict")
+def _predict(tables: Tables | pd.DataFrame, kind: str, estimator: str, v: Values) -> pd.DataFrame:
+    """The rows of ``estimator`` for the ``kind`` teacher (softmax: at the headline β) of the
+    predict table (``tables`` is the run's tables, or one predict table itself)."""
+    df = tables if isinstance(tables, pd.DataFrame) else need(tables, "entropic_predict")
     df = df[(df["estimator"] == estimator) & (df["teacher"] == kind)]
     if kind == "softmax":
         df = df[np.isclose(df["beta"], float(v["headline_beta"]))]
@@ -304,12 +353,10 @@ def eb11(tables: Tables, p: dict[str, Any], v: Values) -> Outcome:
                                "seeds"), ""
 
 
-@claim("EB-12", "Predictability, linear teacher, V unknown (E2, tensor unfolding): exact at the "
-       "largest S (R̃_eff within ±{rank_tolerance:g}) and not at the smallest (the sufficient-scale "
-       "frontier)")
-def eb12(tables: Tables, p: dict[str, Any], v: Values) -> Outcome:
+def _eb12(table: pd.DataFrame, v: Values) -> Outcome:
+    """EB-12 on one predict table; the debiased E2 at the largest S as the note."""
     tol = float(v["rank_tolerance"])
-    df = _predict(tables, "linear", "E2", v)
+    df = _predict(table, "linear", "E2", v)
     sizes = sorted(df["S"].unique())
     if len(sizes) < 2:
         raise NotRun("fewer than two S in the grid")
@@ -320,12 +367,19 @@ def eb12(tables: Tables, p: dict[str, Any], v: Values) -> Outcome:
                 + ", ".join(f"{int(s)}:{fmt(float(v))}" for s, v in dev.items())
                 + f"; numerical rank at S={int(sizes[-1])}: "
                 + ", ".join(f"r*={int(r)}:{fmt(float(v))}" for r, v in num.items()))
-    deb = _predict(tables, "linear", "E2_debiased", v)
+    deb = _predict(table, "linear", "E2_debiased", v)
     deb_reff = median_over_seeds(deb[deb["S"] == deb["S"].max()], ["r_star"], ENERGY_EFFECTIVE_RANK)
     note = ("debiased E2 (per-sequence OLS, noise Gram removed) at the largest S, median R̃_eff: "
             + ", ".join(f"r*={int(r)}:{fmt(float(v))}" for r, v in deb_reff.items()))
-    return top_ok and not low_ok, measured, (f"≤ {tol:g} at the largest S; > {tol:g} at the "
-                                             "smallest"), note
+    return Outcome(top_ok and not low_ok, measured,
+                   f"≤ {tol:g} at the largest S; > {tol:g} at the smallest", note)
+
+
+@claim("EB-12", "Predictability, linear teacher, V unknown (E2, tensor unfolding): exact at the "
+       "largest S (R̃_eff within ±{rank_tolerance:g}) and not at the smallest (the sufficient-scale "
+       "frontier); the debiased E2 reported" + BOTH_VALUES)
+def eb12(tables: Tables, p: dict[str, Any], v: Values) -> Outcome:
+    return _both_values(tables, p, "entropic_predict", lambda df: _eb12(df, v))
 
 
 def _taus(p: dict[str, Any], headline: float) -> list[float]:

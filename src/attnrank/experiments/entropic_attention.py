@@ -4,8 +4,9 @@ One job = one teacher kind (linear, or softmax at one β); its task instances ar
 and every instance trains students of every rank r as ONE vectorized program
 (``AttentionStudents``, I instances × R ranks). Parameters (a JSON object from the workflow):
     experiment, instance, teacher {kind, beta}, r_star [..], ranks [..], seeds,
-    n_tokens, d, e, noise_var, spectrum, decay, calibration_sequences,
+    n_tokens, d, e, noise_var, spectrum, decay, teacher_values, calibration_sequences,
     init_std, lr, warmup, schedule, steps, log_every, n_train, eval_sequences, taus
+A job named ``<teacher>_<teacher_values>`` (the other V*) shares its draws with ``<teacher>``.
 Outputs: metrics rows at every logged step (excess risk on held-out data against the clean target,
 test MSE against the noisy one, and every rank estimator of the learned kernel K = W_Q W_Kᵀ) and
 the final kernels (float64) beside the teachers'.
@@ -25,11 +26,13 @@ from attnrank.experiments.entropic_common import (
     instances,
     model_labels,
     rank_metrics,
+    seed_instance,
+    teacher_values,
     to_tensor,
     train_config,
 )
 from attnrank.models.attention import AttentionStudents
-from attnrank.seeding import numpy_rng, torch_generator
+from attnrank.seeding import numpy_rng, seed_indices, torch_generator
 from attnrank.tasks.teachers import AttentionTeacher, attention_teacher
 from attnrank.train import train
 
@@ -37,13 +40,13 @@ log = logging.getLogger("attnrank.entropic")
 
 
 def make_teacher(p: dict[str, Any], r_star: int, seed: int) -> AttentionTeacher:
-    exp, tag = p["experiment"], f"{p['instance']}-rstar{r_star}"
+    exp, tag = p["experiment"], f"{seed_instance(p)}-rstar{r_star}"
     t = p["teacher"]
     return attention_teacher(numpy_rng(exp, tag, seed, "teacher"), numpy_rng(exp, tag, seed, "calibration"),
                              t["kind"], int(p["n_tokens"]), int(p["d"]), int(p["e"]), r_star,
                              float(t.get("beta", 1.0)), float(p["noise_var"]),
                              int(p["calibration_sequences"]), p.get("spectrum", "flat"),
-                             float(p.get("decay", 0.7)))
+                             float(p.get("decay", 0.7)), teacher_values(p))
 
 
 def mse_per_model(pred: torch.Tensor, target: torch.Tensor) -> torch.Tensor:
@@ -87,13 +90,13 @@ def chunked_errors(model: torch.nn.Module, x: torch.Tensor, clean: torch.Tensor,
 
 def run_job(p: dict[str, Any], device: torch.device) -> tuple[pd.DataFrame, dict[str, np.ndarray]]:
     exp, inst_name = p["experiment"], p["instance"]
-    insts = instances(p["r_star"], p["seeds"])
+    insts = instances(p["r_star"], seed_indices(p))
     ranks = [int(r) for r in p["ranks"]]
     n = int(p["n_tokens"])
     teachers = [make_teacher(p, r_star, seed) for r_star, seed in insts]
     data = {"train": [], "test": []}
     for (r_star, seed), t in zip(insts, teachers, strict=True):
-        tag = f"{inst_name}-rstar{r_star}"
+        tag = f"{seed_instance(p)}-rstar{r_star}"
         data["train"].append(t.sample(numpy_rng(exp, tag, seed, "train"), int(p["n_train"]), n))
         data["test"].append(t.sample(numpy_rng(exp, tag, seed, "test"), int(p["eval_sequences"]), n))
     x_tr = to_tensor(np.stack([d[0] for d in data["train"]]), device)
@@ -101,7 +104,7 @@ def run_job(p: dict[str, Any], device: torch.device) -> tuple[pd.DataFrame, dict
     x_te = to_tensor(np.stack([d[0] for d in data["test"]]), device)
     clean_te = to_tensor(np.stack([d[1] for d in data["test"]]), device)
     noisy_te = to_tensor(np.stack([d[2] for d in data["test"]]), device)
-    gens = [torch_generator(exp, f"{inst_name}-rstar{r_star}", seed, f"student-r{r}")
+    gens = [torch_generator(exp, f"{seed_instance(p)}-rstar{r_star}", seed, f"student-r{r}")
             for r_star, seed in insts for r in ranks]
     model = AttentionStudents(len(insts), ranks, n, int(p["d"]), int(p["e"]), p["teacher"]["kind"],
                               float(p["init_std"]), gens).to(device)

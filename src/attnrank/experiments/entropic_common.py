@@ -35,9 +35,9 @@ def rank_metrics(matrices: torch.Tensor, taus: Sequence[float] = TAUS,
     return {k: torch.as_tensor(np.atleast_1d(v), dtype=torch.float64) for k, v in out.items()}
 
 
-def instances(r_stars: Sequence[int], seeds: int) -> list[tuple[int, int]]:
-    """The task instances (r*, seed index) of a job, r*-major."""
-    return list(product([int(r) for r in r_stars], range(int(seeds))))
+def instances(r_stars: Sequence[int], seeds: Sequence[int]) -> list[tuple[int, int]]:
+    """The task instances (r*, seed index) of a job, r*-major; ``seeds`` from ``seed_indices``."""
+    return list(product([int(r) for r in r_stars], [int(s) for s in seeds]))
 
 
 def model_labels(insts: Sequence[tuple[int, int]], ranks: Sequence[int]) -> list[dict[str, int]]:
@@ -49,8 +49,21 @@ def model_labels(insts: Sequence[tuple[int, int]], ranks: Sequence[int]) -> list
 def config_columns(p: dict[str, Any]) -> dict[str, Any]:
     """The config values that produced a row, as table columns."""
     keys = ("n_tokens", "d", "e", "noise_var", "init_std", "lr", "warmup", "steps", "n_train",
-            "spectrum")
+            "spectrum", "teacher_values")
     return {k: p[k] for k in keys if k in p}
+
+
+def teacher_values(p: dict[str, Any]) -> str:
+    """V*'s shape of a job's teachers (config ``entropic.teacher_values``; orthonormal by default)."""
+    return str(p.get("teacher_values", "orthonormal"))
+
+
+def seed_instance(p: dict[str, Any]) -> str:
+    """The instance name a job's random draws are keyed by: ``instance`` without the suffix
+    ``_<teacher_values>`` that names a job run under the other teacher values (e.g. "linear_gaussian"
+    → "linear"). Such a job and its default twin share K*, data, noise and initializations; V* comes
+    from the same Gaussian draw and differs only in shape (a paired comparison)."""
+    return str(p["instance"]).removesuffix(f"_{teacher_values(p)}")
 
 
 def to_tensor(a: np.ndarray, device: torch.device) -> torch.Tensor:

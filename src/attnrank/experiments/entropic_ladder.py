@@ -12,7 +12,7 @@ Every rung of a seed sees the same teacher, training set and held-out set (seede
 (experiment, "rstar<r*>", seed index, role)), so rungs differ only in the model.
 
 Parameters: experiment, instance (= rung), r_star (one int), seeds, n_tokens, d, e, noise_var,
-spectrum, decay, positions (p), init_std, lr, warmup, schedule, steps, log_every, n_train,
+spectrum, decay, teacher_values, positions (p), init_std, lr, warmup, schedule, steps, log_every, n_train,
 eval_sequences.
 """
 
@@ -30,7 +30,7 @@ from attnrank.experiments.entropic_common import config_columns, to_tensor, trai
 from attnrank.experiments.entropic_surrogate import make_teacher, sample_sets
 from attnrank.models.attention import AttentionStudents, TransformerBlockStudents
 from attnrank.models.surrogate import SurrogateStudents, quad_stats
-from attnrank.seeding import torch_generator
+from attnrank.seeding import seed_indices, torch_generator
 from attnrank.train import train
 
 RUNGS = ("B0", "B1", "B2", "B3", "B1_pos", "B2_pos")
@@ -54,7 +54,7 @@ def build_rung(rung: str, p: dict[str, Any], seeds: list[int]) -> torch.nn.Modul
 def run_job(p: dict[str, Any], device: torch.device) -> tuple[pd.DataFrame, dict[str, np.ndarray]]:
     rung = p["instance"]
     r_star = int(p["r_star"])
-    seeds = list(range(int(p["seeds"])))
+    seeds = seed_indices(p)
     insts = [(r_star, s) for s in seeds]
     teachers = [make_teacher(p, r_star, s) for s in seeds]
     sets = sample_sets(p, insts, teachers, {"train": int(p["n_train"]), "test": int(p["eval_sequences"])})

@@ -4,7 +4,8 @@ One job = one teacher kind (linear, or softmax at one β). For every task instan
 one stream of S_max sequences is drawn; E1, E2 and the debiased E2 are read off at every S of the
 grid as nested prefixes of that stream, and the realized mixer is averaged over its own inputs.
 Parameters: experiment, instance, teacher {kind, beta}, r_star [..], S [..], seeds, n_tokens, d, e,
-noise_var, spectrum, decay, calibration_sequences, mixer_inputs, chunk, taus.
+noise_var, spectrum, decay, teacher_values, calibration_sequences, mixer_inputs, chunk, taus.
+A job named ``<teacher>_<teacher_values>`` (the other V*) shares its draws with ``<teacher>``.
 Rows: one per (r*, seed, S, estimator) with every rank estimator of the estimator's matrix; for
 the mixer, S is the number of inputs it is averaged over.
 """
@@ -18,7 +19,7 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
-from attnrank.experiments.entropic_common import config_columns
+from attnrank.experiments.entropic_common import config_columns, seed_instance, teacher_values
 from attnrank.predict import (
     e1_solve,
     e1_stats,
@@ -30,7 +31,7 @@ from attnrank.predict import (
     mixer_estimates,
     prefix_stats,
 )
-from attnrank.seeding import numpy_rng
+from attnrank.seeding import numpy_rng, seed_indices
 from attnrank.tasks.teachers import attention_teacher
 
 log = logging.getLogger("attnrank.entropic")
@@ -47,13 +48,13 @@ def run_job(p: dict[str, Any]) -> tuple[pd.DataFrame, dict[str, np.ndarray]]:
     kind, beta = p["teacher"]["kind"], float(p["teacher"].get("beta", 1.0))
     rows, spectra = [], {}
     for r_star in (int(r) for r in p["r_star"]):
-        for seed in range(int(p["seeds"])):
-            tag = f"{inst}-rstar{r_star}"
+        for seed in seed_indices(p):
+            tag = f"{seed_instance(p)}-rstar{r_star}"
             t = attention_teacher(numpy_rng(exp, tag, seed, "teacher"),
                                   numpy_rng(exp, tag, seed, "calibration"), kind, n, d, e, r_star,
                                   beta, float(p["noise_var"]),
                                   int(p["calibration_sequences"]), p.get("spectrum", "flat"),
-                                  float(p.get("decay", 0.7)))
+                                  float(p.get("decay", 0.7)), teacher_values(p))
             x, _, y = t.sample(numpy_rng(exp, tag, seed, "data"), sizes[-1], n)
             per_s = {
                 "E1": prefix_stats(partial(e1_stats, v=t.v_star), (x, y), sizes, chunk),

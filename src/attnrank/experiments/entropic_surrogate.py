@@ -8,8 +8,8 @@ sufficient statistics of the training set. Teachers, data and initializations de
 
 Parameters (a JSON object from the workflow):
     experiment, instance (= optimizer), optimizer, r_star [..], ranks [..], seeds,
-    n_tokens, d, e, noise_var, spectrum, decay, init_std, lr, warmup, schedule, steps, log_every,
-    n_train, eval_sequences, taus
+    n_tokens, d, e, noise_var, spectrum, decay, teacher_values, init_std, lr, warmup, schedule,
+    steps, log_every, n_train, eval_sequences, taus
 Rows at every logged step: train loss; excess (held-out MSE against the clean target); test MSE
 (against the noisy target); val MSE (a second held-out set, for early stopping); the exact
 population excess; the Eckart–Young bound (float64, closed form); every rank estimator of the
@@ -31,10 +31,11 @@ from attnrank.experiments.entropic_common import (
     instances,
     model_labels,
     rank_metrics,
+    teacher_values,
     train_config,
 )
 from attnrank.models.surrogate import SurrogateStudents, quad_stats
-from attnrank.seeding import numpy_rng, torch_generator
+from attnrank.seeding import numpy_rng, seed_indices, torch_generator
 from attnrank.tasks.operators import OperatorTeacher, eckart_young_bound, operator_teacher
 from attnrank.train import train
 
@@ -44,7 +45,8 @@ log = logging.getLogger("attnrank.entropic")
 def make_teacher(p: dict[str, Any], r_star: int, seed: int) -> OperatorTeacher:
     return operator_teacher(numpy_rng(p["experiment"], f"rstar{r_star}", seed, "teacher"),
                             int(p["n_tokens"]), int(p["d"]), int(p["e"]), r_star,
-                            float(p["noise_var"]), p.get("spectrum", "flat"), float(p.get("decay", 0.7)))
+                            float(p["noise_var"]), p.get("spectrum", "flat"), float(p.get("decay", 0.7)),
+                            teacher_values(p))
 
 
 def sample_sets(p: dict[str, Any], insts: list[tuple[int, int]], teachers: list[OperatorTeacher],
@@ -60,7 +62,7 @@ def sample_sets(p: dict[str, Any], insts: list[tuple[int, int]], teachers: list[
 
 def run_job(p: dict[str, Any], device: torch.device) -> tuple[pd.DataFrame, dict[str, np.ndarray]]:
     exp, optimizer = p["experiment"], p["optimizer"]
-    insts = instances(p["r_star"], p["seeds"])
+    insts = instances(p["r_star"], seed_indices(p))
     ranks = [int(r) for r in p["ranks"]]
     n, d, e = int(p["n_tokens"]), int(p["d"]), int(p["e"])
     teachers = [make_teacher(p, r_star, seed) for r_star, seed in insts]

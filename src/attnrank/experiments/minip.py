@@ -29,7 +29,7 @@ from attnrank.models.kernel import (
     forward_bits,
     forward_tokens,
 )
-from attnrank.seeding import torch_generator
+from attnrank.seeding import seed_indices, torch_generator
 from attnrank.tasks.minip import (
     MAX_VOCAB_BITS,
     disjoint_pools,
@@ -132,7 +132,7 @@ class JobData:
 
     def __init__(self, params: dict[str, Any], device: torch.device) -> None:
         self.params, self.device = params, device
-        self.seeds = list(range(int(params["seeds"])))
+        self.seeds = seed_indices(params)
         data = params["data"]
         self.kind = data["kind"]
         exp, inst = params["experiment"], params["instance"]
@@ -298,8 +298,8 @@ def run_job(params: dict[str, Any], device: torch.device
                  lambda mdl, step: mdl.evaluate(data.eval_sets),
                  desc=f"{params['experiment']}/{params['instance']}")
     df = pd.DataFrame(rows)
-    group, seed = np.divmod(df.pop("model_index").to_numpy(), len(data.seeds))
-    df.insert(1, "seed", seed)
+    group, slot = np.divmod(df.pop("model_index").to_numpy(), len(data.seeds))
+    df.insert(1, "seed", np.asarray(data.seeds)[slot])
     df.insert(0, "model", [groups[g][0] for g in group])
     df.insert(1, "rank", [-1 if groups[g][1] is None else groups[g][1] for g in group])
     df["group"] = group  # the trainer's rows come step by step: order them group by group

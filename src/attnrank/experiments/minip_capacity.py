@@ -69,8 +69,10 @@ def run_capacity(params: dict[str, Any], device: torch.device) -> pd.DataFrame:
                       log_every=int(params["log_every"]))
     rows = train(model, data.batch_fn(), _mse, cfg, evaluate, desc=f"capacity/{inst}")
     rows += [{"step": 0, "model_index": k, "train_loss": np.nan,
-              **{name: float(v[k]) for name, v in start.items()}} for k in data.seeds]
-    df = pd.DataFrame(rows).rename(columns={"model_index": "seed"})
+              **{name: float(v[k]) for name, v in start.items()}} for k in range(len(data.seeds))]
+    df = pd.DataFrame(rows)
+    df["model_index"] = np.asarray(data.seeds)[df["model_index"].to_numpy()]
+    df = df.rename(columns={"model_index": "seed"})
     df.insert(0, "experiment", params["experiment"])
     df.insert(1, "instance", inst)
     df["model"] = "kernel"

@@ -46,14 +46,15 @@ def _row(name: str, rank: int, n_tokens: int, m: int, beta: float | None, eval_s
 
 
 def run_constructions(params: dict[str, Any]) -> pd.DataFrame:
-    """params: tokens, eval_sequences, rank1_m, lengths, exp_ms, exp_betas, dense_ms, dense_beta,
+    """params: seed_offset (the one seed index of the evaluation draws), tokens, eval_sequences,
+    rank1_m, lengths, exp_ms, exp_betas, dense_ms, dense_beta,
     witness {blocks, width}."""
     n_eval, tokens = int(params["eval_sequences"]), params["tokens"]
     rows = []
 
     def fresh(n_tokens: int, m: int) -> torch.Tensor:
-        return sample_sequences([torch_generator("constructions", f"N{n_tokens}-m{m}", 0, "eval")],
-                                n_eval, n_tokens, m, tokens)
+        gen = torch_generator("constructions", f"N{n_tokens}-m{m}", int(params["seed_offset"]), "eval")
+        return sample_sequences([gen], n_eval, n_tokens, m, tokens)
 
     with torch.no_grad():
         m1 = int(params["rank1_m"])

@@ -2,7 +2,13 @@
 
 ``entropic_jobs(config, scale)`` holds every cross-key check of the ``entropic`` block that the
 JSON schema cannot express (r* ≤ min(N, d), ranks within their matrices, β > 0, S·N·e ≥ d² for E1,
-N > d for the debiased E2); it raises ValueError naming the key. Standard library only.
+N > d for the debiased E2, e ≤ d for orthonormal V*, a known ``teacher_values``); it raises
+ValueError naming the key. Standard library only.
+
+Teacher values V* (``entropic.teacher_values``): every job runs with the config's choice; a few
+extra jobs run with the other one, only what the claims reporting both need (EB-7, EB-8, EB-9,
+EB-12): the attention students of the linear and the headline-β softmax teacher and the linear
+predict job, each named ``<teacher>_<other values>`` (e.g. ``linear_gaussian``).
 """
 
 from __future__ import annotations
@@ -19,12 +25,19 @@ class Teacher:
     beta: float
 
 
+# V*'s shape, config entropic.teacher_values (the same tuple as tasks.operators.TEACHER_VALUES;
+# a test checks): Haar orthonormal columns (default) or iid N(0, 1/d) entries.
+TEACHER_VALUES = ("orthonormal", "gaussian")
+
+
 @dataclass(frozen=True)
 class _Task(Job):
-    """Keys every Paper A job shares: the task (N, d, e, noise, teacher spectrum) and rank τs."""
+    """Keys every Paper A job shares: the task (N, d, e, noise, teacher spectrum), rank τs and the
+    seed offset (seed indices are seed_offset … seed_offset + seeds − 1)."""
 
     experiment: str
     instance: str
+    seed_offset: int
     n_tokens: int
     d: int
     e: int
@@ -33,6 +46,7 @@ class _Task(Job):
     decay: float
     taus: tuple[float, ...]
     calibration_sequences: int
+    teacher_values: str  # V*: orthonormal | gaussian
 
 
 @dataclass(frozen=True)
@@ -101,6 +115,13 @@ TRAIN_JOBS: dict[str, type[_Trained]] = {"surrogate": SurrogateJob, "ladder": La
 def check_entropic_config(ent: dict[str, Any]) -> None:
     """Cross-key checks of the ``entropic`` block (every scale); ValueError naming the key."""
     n, d, e = int(ent["n_tokens"]), int(ent["d"]), int(ent["e"])
+    if ent["teacher_values"] not in TEACHER_VALUES:
+        raise ValueError(f"entropic.teacher_values must be one of {', '.join(TEACHER_VALUES)}, "
+                         f"got {ent['teacher_values']!r}")
+    # both choices run (the other one for the claims that report both): orthonormal needs e ≤ d
+    if e > d:
+        raise ValueError(f"entropic.e: orthonormal teacher values V* ∈ R^(d×e) need e ≤ d, got "
+                         f"e={e}, d={d}")
     cap = min(n, d)
     for scale, g in ent["scales"].items():
         where = f"entropic.scales.{scale}"
@@ -145,9 +166,25 @@ def entropic_teachers(ent: dict[str, Any], scale: str, experiment: str) -> dict[
     return out
 
 
+def other_values(values: str) -> str:
+    """The teacher values that are not ``values`` (the extra jobs' V*)."""
+    if values not in TEACHER_VALUES:
+        raise ValueError(f"entropic.teacher_values must be one of {', '.join(TEACHER_VALUES)}, "
+                         f"got {values!r}")
+    return next(v for v in TEACHER_VALUES if v != values)
+
+
+def headline_teachers(ent: dict[str, Any]) -> dict[str, Teacher]:
+    """The teachers EB-7 … EB-9 judge: linear, and softmax at the headline β (name → teacher)."""
+    beta = float(ent["headline_beta"])
+    return {"linear": Teacher("linear", 1.0), f"softmax_b{beta_tag(beta)}": Teacher("softmax", beta)}
+
+
 def _task(ent: dict[str, Any], experiment: str, instance: str) -> dict[str, Any]:
-    keys = ("n_tokens", "d", "e", "noise_var", "spectrum", "decay", "calibration_sequences")
-    return dict(experiment=experiment, instance=instance, taus=tuple(ent["taus"]),
+    keys = ("n_tokens", "d", "e", "noise_var", "spectrum", "decay", "calibration_sequences",
+            "teacher_values")
+    return dict(experiment=experiment, instance=instance, seed_offset=ent["seed_offset"],
+                taus=tuple(ent["taus"]),
                 **{k: ent[k] for k in keys})
 
 
@@ -166,8 +203,8 @@ def _trained(ent: dict[str, Any], scale: str, experiment: str, instance: str,
 
 def entropic_jobs(config: dict[str, Any], scale: str) -> dict[tuple[str, str], Job]:
     """Every Paper A job at ``scale``: (experiment, instance) → job. Checks the config first."""
-    ent = config["entropic"]
-    check_entropic_config(ent)
+    check_entropic_config(config["entropic"])
+    ent = config["entropic"] | {"seed_offset": config["seed_offset"]}
     g = ent["scales"][scale]
     jobs: dict[tuple[str, str], Job] = {}
     for opt in ("adam", "gd"):
@@ -189,4 +226,18 @@ def entropic_jobs(config: dict[str, Any], scale: str) -> dict[tuple[str, str], J
         jobs[("predict", name)] = PredictJob(
             **_task(ent, "predict", name), teacher=teacher, r_star=tuple(s["r_star"]),
             S=tuple(s["S"]), seeds=s["seeds"], mixer_inputs=s["mixer_inputs"], chunk=256)
+    # the other teacher values, only for the claims that report both (module docstring)
+    other = other_values(ent["teacher_values"])
+    alt = ent | {"teacher_values": other}
+    for name, teacher in headline_teachers(ent).items():
+        s, inst = g["attention"], f"{name}_{other}"
+        # their table keeps the final rows only: one evaluation (at the last step), not one every
+        # log_every steps (evaluation draws nothing, so the final rows are the same)
+        jobs[("attention", inst)] = AttentionJob(
+            **(_trained(alt, scale, "attention", inst) | {"log_every": s["steps"]}), teacher=teacher,
+            r_star=tuple(s["r_star"]), ranks=tuple(s["ranks"]), chunk=ent["attention_chunk"])
+    s, inst = g["predict"], f"linear_{other}"
+    jobs[("predict", inst)] = PredictJob(
+        **_task(alt, "predict", inst), teacher=Teacher("linear", 1.0), r_star=tuple(s["r_star"]),
+        S=tuple(s["S"]), seeds=s["seeds"], mixer_inputs=s["mixer_inputs"], chunk=256)
     return jobs

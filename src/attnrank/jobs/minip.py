@@ -6,7 +6,7 @@ schema cannot express; it raises ValueError naming the key. Standard library onl
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Any, ClassVar
 
 from attnrank.jobs.base import Job, part
@@ -61,6 +61,7 @@ class _MinipTrained(Job):
     experiment: str
     instance: str
     seeds: int
+    seed_offset: int
     lr: float
     warmup: float
     log_every: int
@@ -103,6 +104,7 @@ class MinipCapacityJob(_MinipTrained):
 class MinipConstructionsJob(Job):
     """The hand-built constructions: rank 1, 2^m features, dense softmax."""
 
+    seed_offset: int
     tokens: str
     eval_sequences: int
     rank1_m: int
@@ -121,7 +123,79 @@ class InformationBoundJob(Job):
     float_bits: int
 
 
-MINIP_EXPERIMENTS = ("length_sweep", "rank_vs_m", "witness", "ood")
+WITNESS_FAMILIES = "witness_families"  # the (K, w) sweep of the witness suite, table features
+MINIP_EXPERIMENTS = ("length_sweep", "rank_vs_m", "witness", "ood", WITNESS_FAMILIES)
+WITNESS_FAMILIES_TABLE = "witness_families_table"  # minip_jobs' key of the table job
+MAX_WITNESS_BITS = 62  # a witness token's bit code must fit an int64 (tasks.minip.bit_codes)
+
+
+@dataclass(frozen=True)
+class WitnessFamilySource:
+    """One family of the sweep and the training job that holds its heads: its own
+    (``witness_families``, ``K<K>w<w>``) job, or the configured witness family's table job."""
+
+    blocks: int
+    width: int
+    experiment: str
+    instance: str
+
+
+def _family_sources(value: Any, where: str) -> tuple[WitnessFamilySource, ...]:
+    if not isinstance(value, (list, tuple)):
+        raise ValueError(f"{where}: expected a list, got {value!r}")
+    return tuple(part(WitnessFamilySource)(v, f"{where}[{i}]") for i, v in enumerate(value))
+
+
+@dataclass(frozen=True)
+class WitnessFamiliesTableJob(Job):
+    """The witness-families table: every family's final heads, re-evaluated input by input from
+    their weights (the failure diagnostic), judged exact at worst-case error < the cut-off."""
+
+    families: tuple[WitnessFamilySource, ...]
+    feature: str
+    worst_case_cutoff: float
+
+    _nested: ClassVar[dict[str, Any]] = {"families": _family_sources}
+
+
+def witness_family_grid(minip: dict[str, Any], scale: str) -> list[WitnessFamily]:
+    """The families (K, w) of the sweep at ``scale``: every K of ``blocks`` with every w of
+    ``widths`` whose m = K·w ≤ ``max_m``, sorted by (K, w). ValueError naming the key on K < 2,
+    w < 1, max_m above the bit-code limit (62) or an empty grid."""
+    where = f"minip.scales.{scale}.witness_families"
+    g = minip["scales"][scale].get("witness_families")
+    if not isinstance(g, dict):
+        raise ValueError(f"{where}: missing (blocks, widths, max_m)")
+    blocks, widths, max_m = g.get("blocks"), g.get("widths"), g.get("max_m")
+    for key, values, low in (("blocks", blocks, 2), ("widths", widths, 1)):
+        if (not isinstance(values, (list, tuple)) or not values
+                or any(not isinstance(x, int) or isinstance(x, bool) or x < low for x in values)):
+            raise ValueError(f"{where}.{key}: a non-empty list of integers ≥ {low}, got {values!r}")
+    if not isinstance(max_m, int) or isinstance(max_m, bool) or not 2 <= max_m <= MAX_WITNESS_BITS:
+        raise ValueError(f"{where}.max_m: an integer in [2, {MAX_WITNESS_BITS}] (witness tokens "
+                         f"are int64 bit codes), got {max_m!r}")
+    grid = [WitnessFamily(k, w) for k in sorted(set(blocks)) for w in sorted(set(widths))
+            if k * w <= max_m]
+    if not grid:
+        raise ValueError(f"{where}: no family has m = K·w ≤ max_m = {max_m}")
+    return grid
+
+
+def family_instance(family: WitnessFamily) -> str:
+    """The instance name of a family's own training job: ``K<K>w<w>``."""
+    return f"K{family.blocks}w{family.width}"
+
+
+def family_sources(minip: dict[str, Any], scale: str) -> list[WitnessFamilySource]:
+    """Where each family's heads are trained: the configured witness family, when its table
+    features are trained anyway (``witness.feature_maps``), is that job (same recipe, same
+    ranks); every other family is a ``witness_families`` job of its own."""
+    w = minip["scales"][scale]["witness"]
+    shared = (w["blocks"], w["width"]) if "table" in w["feature_maps"] else None
+    return [WitnessFamilySource(f.blocks, f.width, "witness", "table")
+            if (f.blocks, f.width) == shared
+            else WitnessFamilySource(f.blocks, f.width, WITNESS_FAMILIES, family_instance(f))
+            for f in witness_family_grid(minip, scale)]
 CAPACITY_INSTANCES = ("scratch", "scratch_long", "construction")
 
 
@@ -141,6 +215,7 @@ def check_minip_config(minip: dict[str, Any], scale: str) -> None:
     names = [s["name"] for s in g["ood"]["scales"]]
     if len(set(names)) != len(names):
         raise ValueError(f"{where}.ood.scales: names must be unique, got {names}")
+    witness_family_grid(minip, scale)
 
 
 def minip_instances(minip: dict[str, Any], scale: str, experiment: str) -> list[str]:
@@ -153,6 +228,8 @@ def minip_instances(minip: dict[str, Any], scale: str, experiment: str) -> list[
         return list(g["witness"]["feature_maps"])
     if experiment == "ood":
         return [s["name"] for s in g["ood"]["scales"]]
+    if experiment == WITNESS_FAMILIES:
+        return [s.instance for s in family_sources(minip, scale) if s.experiment == WITNESS_FAMILIES]
     raise ValueError(f"unknown Min-IP experiment {experiment!r}; known: {', '.join(MINIP_EXPERIMENTS)}")
 
 
@@ -160,6 +237,7 @@ def _train_job(minip: dict[str, Any], scale: str, experiment: str, instance: str
     g = minip["scales"][scale]
     tokens = minip["tokens"]
     common = dict(experiment=experiment, instance=instance, seeds=g["seeds"],
+                  seed_offset=minip["seed_offset"],
                   ranks=tuple(g["ranks"]), dense=True, lr=minip["lr"], warmup=minip["warmup"],
                   log_every=minip["log_every"], hidden=minip["hidden"], feature=minip["feature"],
                   eval_sequences=minip["eval_sequences"], batch=g["random"]["batch"],
@@ -175,6 +253,11 @@ def _train_job(minip: dict[str, Any], scale: str, experiment: str, instance: str
         common.update(ranks=tuple(w["ranks"]), batch=0, steps=w["steps"])
         return MinipTrainJob(**common, feature_map=instance,
                              data=WitnessData("witness", w["blocks"], w["width"]))
+    if experiment == WITNESS_FAMILIES:  # the witness recipe on another family: table, no dense
+        src = next(s for s in family_sources(minip, scale) if s.instance == instance)
+        return replace(_train_job(minip, scale, "witness", "table"), experiment=experiment,
+                       instance=instance, dense=False,
+                       data=WitnessData("witness", src.blocks, src.width))
     o = g["ood"]
     s = next(s for s in o["scales"] if s["name"] == instance)
     common.update(batch=o["batch"], steps=o["steps"])
@@ -186,7 +269,7 @@ def _capacity_job(minip: dict[str, Any], scale: str, instance: str) -> MinipCapa
     g = minip["scales"][scale]
     c = g["capacity"]
     return MinipCapacityJob(
-        experiment="capacity", instance=instance, seeds=g["seeds"],
+        experiment="capacity", instance=instance, seeds=g["seeds"], seed_offset=minip["seed_offset"],
         data=RandomData("random", 3, c["m"], minip["tokens"]), lr=minip["lr"],
         warmup=minip["warmup"], log_every=minip["log_every"], hidden=minip["hidden"],
         feature=minip["feature"], eval_sequences=minip["eval_sequences"],
@@ -198,7 +281,7 @@ def _constructions_job(minip: dict[str, Any], scale: str) -> MinipConstructionsJ
     c = minip["constructions"]
     dense_ms = sorted(set(g["rank_vs_m"]["ms"]) | {g["length_sweep"]["m"]})
     return MinipConstructionsJob(
-        tokens=minip["tokens"], eval_sequences=minip["eval_sequences"],
+        seed_offset=minip["seed_offset"], tokens=minip["tokens"], eval_sequences=minip["eval_sequences"],
         rank1_m=g["length_sweep"]["m"], lengths=tuple(g["length_sweep"]["lengths"]),
         exp_ms=tuple(g["constructions"]["exp_ms"]), exp_betas=tuple(c["exp_betas"]),
         dense_ms=tuple(dense_ms), dense_beta=c["dense_beta"],
@@ -207,9 +290,10 @@ def _constructions_job(minip: dict[str, Any], scale: str) -> MinipConstructionsJ
 
 def minip_jobs(config: dict[str, Any], scale: str) -> dict[tuple[str, str], Job]:
     """Every Paper B job at ``scale``: (kind, instance) → job, where kind is an experiment,
-    ``capacity``, ``constructions`` or ``information_bound``. Checks the config first."""
-    minip = config["minip"]
-    check_minip_config(minip, scale)
+    ``capacity``, ``constructions``, ``information_bound`` or ``witness_families_table``. Checks
+    the config first."""
+    check_minip_config(config["minip"], scale)
+    minip = config["minip"] | {"seed_offset": config["seed_offset"]}
     jobs: dict[tuple[str, str], Job] = {}
     for exp in MINIP_EXPERIMENTS:
         for inst in minip_instances(minip, scale, exp):
@@ -218,4 +302,7 @@ def minip_jobs(config: dict[str, Any], scale: str) -> dict[tuple[str, str], Job]
         jobs[("capacity", inst)] = _capacity_job(minip, scale, inst)
     jobs[("constructions", "")] = _constructions_job(minip, scale)
     jobs[("information_bound", "")] = InformationBoundJob(float_bits=32)
+    jobs[(WITNESS_FAMILIES_TABLE, "")] = WitnessFamiliesTableJob(
+        families=tuple(family_sources(minip, scale)), feature=minip["feature"],
+        worst_case_cutoff=float(config["claims"]["worst_case_cutoff"]))
     return jobs

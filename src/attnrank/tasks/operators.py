@@ -2,9 +2,12 @@
 
 A task instance is a teacher Y = A* X V* + E with X ∈ R^{N×d} (entries iid N(0, 1)), a fixed
 token mixer A* ∈ R^{N×N} of rank r* (A* = P diag(s) Qᵀ, P, Q random orthonormal), a feature map
-V* ∈ R^{d×e} and noise E iid N(0, σ²). V* is scaled so that the clean signal has variance 1 per
-entry: E[(A* X V*)_ij²] averaged over (i, j) equals ‖A*‖_F² ‖V*‖_F² / (N e) = 1, so A* keeps the
-configured spectrum s exactly.
+V* ∈ R^{d×e} and noise E iid N(0, σ²). V*'s shape is ``teacher_values`` (config
+``entropic.teacher_values``, shared by every Paper A teacher): "orthonormal", Haar-random
+orthonormal columns (flat spectrum, the default), or "gaussian", iid N(0, 1/d) entries. V* is then
+scaled (one scalar) so that the clean signal has variance 1 per entry: E[(A* X V*)_ij²] averaged
+over (i, j) equals ‖A*‖_F² ‖V*‖_F² / (N e) = 1, so A* keeps the configured spectrum s exactly and an
+orthonormal V* keeps orthogonal columns of equal norm √(N / Σ s_i²).
 
 Everything here is float64 numpy (teachers, the bound); the trainers cast data to float32.
 """
@@ -16,6 +19,8 @@ from dataclasses import dataclass
 import numpy as np
 
 SPECTRA = ("flat", "decaying")
+# V*'s shape (config entropic.teacher_values); the first is the default. Also in jobs/entropic.py.
+TEACHER_VALUES = ("orthonormal", "gaussian")
 
 
 def random_orthonormal(rng: np.random.Generator, n: int, k: int) -> np.ndarray:
@@ -24,6 +29,20 @@ def random_orthonormal(rng: np.random.Generator, n: int, k: int) -> np.ndarray:
         raise ValueError(f"need 1 ≤ k ≤ n, got k={k}, n={n}")
     q, r = np.linalg.qr(rng.standard_normal((n, k)))
     return q * np.sign(np.where(np.diag(r) == 0, 1.0, np.diag(r)))
+
+
+def value_map(rng: np.random.Generator, d: int, e: int, values: str = "orthonormal") -> np.ndarray:
+    """A teacher's V* ∈ R^{d×e} before any scaling, from one Gaussian draw G (d×e, iid N(0, 1)):
+    "orthonormal": the Q factor of G (Haar orthonormal columns, VᵀV = I_e, needs e ≤ d);
+    "gaussian": G / √d (iid N(0, 1/d)). Both have E‖V‖_F² = e and use the same draw, so the two
+    choices of one seed share K*, A* and every later draw of ``rng``."""
+    if values == "orthonormal":
+        if e > d:
+            raise ValueError(f"orthonormal teacher values need e ≤ d, got e={e}, d={d}")
+        return random_orthonormal(rng, d, e)
+    if values == "gaussian":
+        return rng.standard_normal((d, e)) / np.sqrt(d)
+    raise ValueError(f"teacher values must be one of {TEACHER_VALUES}, got {values!r}")
 
 
 def spectrum(r_star: int, kind: str = "flat", decay: float = 0.7) -> np.ndarray:
@@ -78,13 +97,15 @@ class OperatorTeacher:
 
 
 def operator_teacher(rng: np.random.Generator, n_tokens: int, d: int, e: int, r_star: int,
-                     noise_var: float, kind: str = "flat", decay: float = 0.7) -> OperatorTeacher:
-    """A teacher of exact rank r* with unit signal variance per entry (see module docstring)."""
+                     noise_var: float, kind: str = "flat", decay: float = 0.7,
+                     values: str = "orthonormal") -> OperatorTeacher:
+    """A teacher of exact rank r* with unit signal variance per entry (see module docstring);
+    ``values``: V*'s shape (``value_map``) before its one scale factor."""
     if r_star > n_tokens:
         raise ValueError(f"r* = {r_star} exceeds N = {n_tokens}")
     s = spectrum(r_star, kind, decay)
     a_star = low_rank_matrix(rng, n_tokens, n_tokens, s)
-    v = rng.standard_normal((d, e))
+    v = value_map(rng, d, e, values)
     v *= np.sqrt(n_tokens * e / (np.sum(s**2) * np.sum(v**2)))
     return OperatorTeacher(a_star, v, s, float(noise_var))
 

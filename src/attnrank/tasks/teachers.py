@@ -2,9 +2,11 @@
 
 Linear:  Y = c·(X K* Xᵀ) X V* + E          Softmax: Y = c·softmax(X K* Xᵀ) X V* + E
 K* ∈ R^{d×d} has rank r* (P diag(s) Qᵀ, random orthonormal P, Q; flat or decaying spectrum) and is
-scaled to ‖K*‖_F = β (the logit scale; no 1/√d). V* ∈ R^{d×e} has iid N(0, 1/d) entries. The
-constant c makes the clean signal variance 1 per entry; it is estimated once per teacher on a
-seeded calibration sample of inputs (its own role in the seed scheme), so it is deterministic.
+scaled to ‖K*‖_F = β (the logit scale; no 1/√d). V* ∈ R^{d×e} is ``operators.value_map``: Haar
+orthonormal columns (VᵀV = I, "orthonormal", the default) or iid N(0, 1/d) entries ("gaussian"),
+config ``entropic.teacher_values``. The constant c makes the clean signal variance 1 per entry
+under either V*; it is estimated once per teacher on a seeded calibration sample of inputs (its own
+role in the seed scheme), so it is deterministic.
 
 float64 numpy throughout; the trainers cast to float32.
 """
@@ -15,7 +17,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from attnrank.tasks.operators import low_rank_matrix, spectrum
+from attnrank.tasks.operators import low_rank_matrix, spectrum, value_map
 
 KINDS = ("linear", "softmax")
 
@@ -66,8 +68,9 @@ class AttentionTeacher:
 def attention_teacher(rng: np.random.Generator, calib_rng: np.random.Generator, kind: str,
                       n_tokens: int, d: int, e: int, r_star: int, beta: float, noise_var: float,
                       calibration_sequences: int = 4096, spectrum_kind: str = "flat",
-                      decay: float = 0.7) -> AttentionTeacher:
-    """A teacher of exact kernel rank r*; c from ``calibration_sequences`` inputs of calib_rng."""
+                      decay: float = 0.7, values: str = "orthonormal") -> AttentionTeacher:
+    """A teacher of exact kernel rank r*; V* of shape ``values`` (``value_map``, unscaled); c from
+    ``calibration_sequences`` inputs of calib_rng: c = 1 / √(mean of (M(X) X V*)² over them)."""
     if kind not in KINDS:
         raise ValueError(f"teacher kind must be one of {KINDS}, got {kind!r}")
     if not beta > 0:
@@ -77,7 +80,7 @@ def attention_teacher(rng: np.random.Generator, calib_rng: np.random.Generator, 
     s = spectrum(r_star, spectrum_kind, decay)
     k = low_rank_matrix(rng, d, d, s)
     k *= beta / np.linalg.norm(k)
-    v = rng.standard_normal((d, e)) / np.sqrt(d)
+    v = value_map(rng, d, e, values)
     t = AttentionTeacher(kind, k, v, 1.0, float(beta), s, float(noise_var))
     x = calib_rng.standard_normal((calibration_sequences, n_tokens, d))
     power = float(np.mean(t.clean(x) ** 2))

@@ -1,0 +1,49 @@
+"""The held-out record and README section: the offset is read from the run's own sidecars."""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+
+from attnrank.readme import heldout_record, heldout_section, render_readme
+
+
+def _run(tmp_path, offsets, verdicts):
+    run = tmp_path / "run"
+    (run / "tables").mkdir(parents=True)
+    for i, off in enumerate(offsets):
+        (run / "tables" / f"t{i}.parquet.prov.json").write_text(json.dumps({"params": {"seed_offset": off}}))
+    (run / "claims.csv.prov.json").write_text(json.dumps(
+        {"params": {}, "code": {"git_commit": "abcdef0123", "git_dirty": False}}))
+    rows = "\n".join(f"{k},B,s,m,t,{v},," for k, v in verdicts.items())
+    header = "id,paper,statement,measured,threshold,verdict,note,sweep\n"
+    (run / "claims.csv").write_text(header + rows + "\n")
+    return run
+
+
+def test_record_reads_the_offset_from_every_sidecar(tmp_path):
+    run = _run(tmp_path, [7, 7], {"TT-1": "pass", "TT-3": "fail"})
+    rec = heldout_record(run)
+    assert rec == {"seed_offset": 7, "scale": "run", "git_commit": "abcdef0123", "git_dirty": False,
+                   "claims": 2, "pass": 1}
+
+
+@pytest.mark.parametrize("offsets", [[0, 0], [7, 8], []])
+def test_record_refuses_a_reference_or_mixed_run(tmp_path, offsets):
+    with pytest.raises(ValueError, match="seed_offset"):
+        heldout_record(_run(tmp_path, offsets, {"TT-1": "pass"}))
+
+
+def test_section_marks_moved_verdicts(tmp_path):
+    ref = tmp_path / "ref"
+    ref.mkdir()
+    (ref / "claims.csv").write_text("id,paper,statement,measured,threshold,verdict,note,sweep\n"
+                                    "TT-1,B,s,m,t,pass,,\nTT-3,B,s,m,t,fail,,\n")
+    run = _run(tmp_path, [7], {"TT-1": "pass", "TT-3": "pass"})
+    text = heldout_section(run / "claims.csv", heldout_record(run), ref)
+    assert "differ from the reference: TT-3." in text
+    assert "| **TT-3** | fail | pass |" in text and "| TT-1 | pass | pass |" in text
+    out = render_readme("a\n<!-- heldout:start -->\nold\n<!-- heldout:end -->\nb", text,
+                        "<!-- heldout:start -->", "<!-- heldout:end -->")
+    assert "old" not in out and "TT-3" in out
