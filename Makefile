@@ -77,6 +77,6 @@ heldout: $(STAMP)  ## full run on held-out seeds (seed_offset=$(HELDOUT_OFFSET))
 	sed -i 's/^seed_offset: 0 /seed_offset: $(HELDOUT_OFFSET) /' runs/heldout/config.yaml
 	grep -q '^seed_offset: $(HELDOUT_OFFSET) ' runs/heldout/config.yaml
 	cd runs/heldout && export PYTHONPATH=$$PWD/src && \
-	  $(CURDIR)/$(VENV)/bin/snakemake --cores $(CORES) --config scale=$(HELDOUT_SCALE) && \
-	  $(CURDIR)/$(PY) -m attnrank audit results/$(HELDOUT_SCALE)
+	  $(abspath $(VENV))/bin/snakemake --cores $(CORES) --config scale=$(HELDOUT_SCALE) && \
+	  $(abspath $(PY)) -m attnrank audit results/$(HELDOUT_SCALE)
 	$(PY) -m attnrank heldout --run runs/heldout/results/$(HELDOUT_SCALE)
