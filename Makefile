@@ -6,7 +6,7 @@ STAMP := $(VENV)/.installed
 CORES ?= all
 SCALE ?= full
 # Rules run `python -m attnrank ...`: make that the venv's python.
-export PATH := $(CURDIR)/$(VENV)/bin:$(PATH)
+export PATH := $(abspath $(VENV))/bin:$(PATH)
 
 .PHONY: setup reproduce smoke test lint bench reference heldout audit report readme
 
