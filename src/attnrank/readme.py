@@ -130,8 +130,10 @@ def heldout_section(heldout: Path, record: dict, reference: Path) -> str:
     (``heldout``: that run's claims.csv; ``record``: ``heldout_record`` of it)."""
     ref = pd.read_csv(reference / "claims.csv", dtype=str, keep_default_na=False)
     held = pd.read_csv(heldout, dtype=str, keep_default_na=False)
-    both = ref[["id", "verdict"]].merge(held[["id", "verdict"]], on="id", how="outer",
-                                        suffixes=("_ref", "_held"), sort=False).fillna("—")
+    ids = ref["id"].tolist() + [i for i in held["id"] if i not in set(ref["id"])]  # table order
+    both = pd.DataFrame({"id": ids,
+                         "verdict_ref": ref.set_index("id")["verdict"].reindex(ids).fillna("—").values,
+                         "verdict_held": held.set_index("id")["verdict"].reindex(ids).fillna("—").values})
     moved = both[both["verdict_ref"] != both["verdict_held"]]["id"].tolist()
     lines = [f"Held-out run (`make heldout`: the {record['scale']} run with "
              f"`seed_offset: {record['seed_offset']}`, "
