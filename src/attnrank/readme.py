@@ -138,7 +138,8 @@ def heldout_section(heldout: Path, record: dict, reference: Path) -> str:
     lines = [f"Held-out run (`make heldout`: the {record['scale']} run with "
              f"`seed_offset: {record['seed_offset']}`, "
              f"so no teacher, data set or initialization of the reference; commit "
-             f"`{record['git_commit'][:7]}`{' (dirty)' if record['git_dirty'] else ''}): "
+             f"`{record['git_commit'][:7]}`"
+             f"{', config.yaml differing only in seed_offset' if record['git_dirty'] else ''}): "
              f"{record['pass']} of {record['claims']} claims pass. Verdicts that differ from the "
              f"reference: {', '.join(moved) if moved else 'none'}.", "",
              "| claim | reference (offset 0) | held-out |", "|---|---|---|"]
