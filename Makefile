@@ -8,9 +8,9 @@ SCALE ?= full
 # Rules run `python -m attnrank ...`: make that the venv's python.
 export PATH := $(abspath $(VENV))/bin:$(PATH)
 
-.PHONY: setup reproduce smoke test lint bench reference heldout audit report readme
+.PHONY: help setup reproduce smoke test lint bench reference heldout audit report readme clean
 
-setup: $(STAMP)
+setup: $(STAMP)  ## the virtual environment .venv from requirements.lock (every target does this first)
 
 $(STAMP): pyproject.toml requirements.lock
 	test -x $(PY) || $(PYTHON) -m venv $(VENV)
@@ -21,16 +21,18 @@ $(STAMP): pyproject.toml requirements.lock
 
 reproduce: $(STAMP)  ## full, paper-scale reproduction
 	$(VENV)/bin/snakemake --cores $(CORES)
+	@echo "results: results/full/  logs (one per job): logs/full/  claims: results/full/claims.md"
 
 smoke: $(STAMP)  ## the same DAG on the small grids
 	$(VENV)/bin/snakemake --cores $(CORES) --config scale=smoke
+	@echo "results: results/smoke/  logs (one per job): logs/smoke/  claims: results/smoke/claims.md"
 
 test: $(STAMP)  ## unit tests plus one smoke run of the DAG
 	$(VENV)/bin/ruff check .
 	$(VENV)/bin/snakemake --lint
 	$(VENV)/bin/pytest
 
-lint: $(STAMP)
+lint: $(STAMP)  ## ruff and snakemake --lint
 	$(VENV)/bin/ruff check .
 	$(VENV)/bin/snakemake --lint
 
@@ -81,3 +83,12 @@ heldout: $(STAMP)  ## full run on held-out seeds (seed_offset=$(HELDOUT_OFFSET))
 	  $(abspath $(VENV))/bin/snakemake --cores $(CORES) --config scale=$(HELDOUT_SCALE) && \
 	  $(abspath $(PY)) -m attnrank audit results/$(HELDOUT_SCALE)
 	$(PY) -m attnrank heldout --run runs/heldout/results/$(HELDOUT_SCALE)
+
+help:  ## this list
+	@grep -E '^[a-z-]+:.*## ' $(MAKEFILE_LIST) | sed -E 's/^([a-z-]+):.*## /\1\t/' | \
+	  awk -F'\t' '{printf "  make %-10s %s\n", $$1, $$2}'
+	@echo "  variables: SCALE=$(SCALE) (full|smoke), CORES=$(CORES), HELDOUT_OFFSET=$(HELDOUT_OFFSET)"
+
+clean:  ## remove results/$(SCALE) and logs/$(SCALE) (never results/reference)
+	@case "$(SCALE)" in full|smoke) ;; *) echo "make clean: SCALE must be full or smoke, got '$(SCALE)'" >&2; exit 2;; esac
+	rm -rf results/$(SCALE) logs/$(SCALE)
