@@ -20,6 +20,7 @@ report: "workflow/report/workflow.rst"
 include: "workflow/rules/common.smk"
 include: "workflow/rules/minip.smk"
 include: "workflow/rules/entropic.smk"
+include: "workflow/rules/language.smk"
 include: "workflow/rules/report.smk"
 
 

@@ -13,7 +13,7 @@ from dataclasses import dataclass
 import numpy as np
 import pandas as pd
 import pytest
-from claims_world import attention, params, world
+from claims_world import attention, language_ranks, params, world
 
 from attnrank.claims import CHECKS, FAIL, NOT_RUN, PASS, NotRun
 from attnrank.registry import CLAIMS
@@ -56,6 +56,10 @@ LS, CONS, RVM, WIT, OOD, CAP = ("minip_length_sweep", "minip_constructions", "mi
                                 "minip_witness", "minip_ood", "minip_capacity")
 SUR, LAD, ATT, PRE = "entropic_surrogate", "entropic_ladder", "entropic_attention", "entropic_predict"
 ACC, WORST = "test_sequence_accuracy", "test_worst_case_error"
+LR = "language_ranks"
+RISING = {"templated": 4.0, "prose": 6.0, "code": 8.0, "prose_chars_shuffled": 10.0}  # final static
+SCRAMBLED = (0.8, 0.2, 0.6, 0.0, 0.4, 1.0)  # a path through the steps out of order: ρ ≈ 0.14
+TWO_SWAPS = (0.0, 0.4, 0.2, 0.8, 0.6, 1.0)  # ρ = 1 − 6·4/210 ≈ 0.886 with the loss
 
 
 def n3_accuracy(acc: dict[int, float]) -> Callable[[Tables], None]:
@@ -284,6 +288,19 @@ CASES = [
                          estimator="mixer", r_star=6)),
     Case("EB-14", NOT_RUN, "two r* only",
          lambda t: drop(t, PRE, lambda d: (d["estimator"] != "mixer") | (d["r_star"] <= 2))),
+    # ---- EB-15, EB-16 (appendix B; more cases in test_claims_language.py)
+    Case("EB-15", PASS, "final static rank unrelated to complexity: the interval's low end ≤ 0"),
+    Case("EB-15", FAIL, "final static rank rising with complexity",
+         lambda t: t.update(language_ranks=language_ranks(RISING))),
+    Case("EB-15", NOT_RUN, "two corpora (the smoke scale), fewer than min_corpora",
+         lambda t: drop(t, LR, lambda d: d["corpus"].isin(["prose", "templated"]))),
+    Case("EB-16", PASS, "static rank monotone in the loss over training"),
+    Case("EB-16", FAIL, "static rank unrelated to the loss over training",
+         lambda t: t.update(language_ranks=language_ranks(path=SCRAMBLED))),
+    Case("EB-16", FAIL, "tracks the loss (median abs ρ 0.89 ≥ 0.6) less than complexity",
+         lambda t: t.update(language_ranks=language_ranks(RISING, path=TWO_SWAPS))),
+    Case("EB-16", NOT_RUN, "two corpora (the smoke scale), fewer than EB-15's min_corpora",
+         lambda t: drop(t, LR, lambda d: d["corpus"].isin(["prose", "templated"]))),
 ]
 
 

@@ -14,6 +14,7 @@ import pandas as pd
 import pytest
 import torch
 import yaml
+from claims_world import restarts_summary
 from matplotlib.collections import PathCollection
 from snakemake.exceptions import WorkflowError
 from snakemake.utils import validate
@@ -287,7 +288,8 @@ def _tt4_tables(families: dict[tuple[int, int], list[float]]) -> dict[str, pd.Da
     and the sweep's families."""
     witness = synthetic({(8, 3): [8, 8, 8]})
     witness["model"] = "kernel"
-    return {"minip_witness": witness, "minip_witness_families": synthetic(families)}
+    return {"minip_witness": witness, "minip_witness_families": synthetic(families),
+            "minip_restarts_summary": restarts_summary()}
 
 
 def _tt4(config, tables):

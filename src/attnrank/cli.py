@@ -131,6 +131,40 @@ def cmd_minip_witness_families(a: argparse.Namespace) -> None:
     run.finish([a.out, a.summary, a.csv])
 
 
+def cmd_minip_restarts(a: argparse.Namespace) -> None:
+    from attnrank.experiments.minip_restarts import run_restarts
+    from attnrank.io import write_table
+    from attnrank.jobs.minip import MinipRestartsJob
+    from attnrank.provenance import Run
+    from attnrank.train import resolve_device
+
+    job = MinipRestartsJob.from_dict(a.params)
+    _threads(a.threads)
+    device = resolve_device(a.device)
+    run = Run("minip_restarts", job.to_dict(), [], a.wildcards, rule=a.rule)
+    log.info("minip restarts %s (%s/%s %s) on %s", job.case, job.train.experiment,
+             job.train.instance, job.model, device)
+    write_table(run_restarts(job.to_dict(), device), a.metrics)
+    run.finish([a.metrics], device=_device_name(device),
+               seed=_seed(job.train) | {"seeds": job.seeds, "role": "the training job's init "
+                                        "and data stream"})
+
+
+def cmd_minip_restarts_tables(a: argparse.Namespace) -> None:
+    from attnrank.io import write_table
+    from attnrank.jobs.minip import RestartsTableJob
+    from attnrank.provenance import Run
+    from attnrank.restarts import restarts_tables
+
+    job = RestartsTableJob.from_dict(a.params)
+    run = Run("minip_restarts_tables", job.to_dict(), a.inputs, a.wildcards, rule=a.rule)
+    table, summary = restarts_tables(a.inputs)
+    write_table(table, a.out)
+    write_table(summary, a.summary)
+    write_table(summary, a.csv)
+    run.finish([a.out, a.summary, a.csv])
+
+
 def cmd_entropic_train(a: argparse.Namespace) -> None:
     import importlib
 
@@ -168,6 +202,42 @@ def cmd_entropic_predict(a: argparse.Namespace) -> None:
     write_table(table, a.out)
     write_npz(spectra, a.spectra)
     run.finish([a.out, a.spectra], device="cpu", seed=_seed(job))
+
+
+def cmd_language_corpora(a: argparse.Namespace) -> None:
+    from attnrank.experiments.language_corpora import corpora_table
+    from attnrank.io import write_table
+    from attnrank.jobs.language import LanguageCorporaJob
+    from attnrank.provenance import Run
+
+    job = LanguageCorporaJob.from_dict(a.params)
+    run = Run("language_corpora", job.to_dict(), [], a.wildcards, rule=a.rule)
+    table = corpora_table(job.to_dict())
+    write_table(table, a.out)
+    write_table(table, a.csv)
+    run.finish([a.out, a.csv], device="cpu", seed={"scheme": "(language, corpus, builtin)"})
+
+
+def cmd_language_train(a: argparse.Namespace) -> None:
+    from attnrank.experiments.language import run_job
+    from attnrank.io import write_npz, write_table
+    from attnrank.jobs.language import LanguageTrainJob
+    from attnrank.provenance import Run
+    from attnrank.train import resolve_device
+
+    job = LanguageTrainJob.from_dict(a.params)
+    _threads(a.threads)
+    device = resolve_device(a.device)
+    run = Run("language_train", job.to_dict(), [], a.wildcards, rule=a.rule)
+    log.info("language %s on %s", job.corpus, device)
+    ranks, loss, weights = run_job(job.to_dict(), device)
+    write_table(ranks, a.ranks)
+    write_table(loss, a.loss)
+    write_npz(weights, a.weights)
+    run.finish([a.ranks, a.loss, a.weights], device=_device_name(device),
+               seed={"scheme": "init (language, init, seed index); batches (language, corpus, "
+                     "seed index, batches)", "corpus": job.corpus, "seeds": job.seeds,
+                     "seed_offset": job.seed_offset})
 
 
 def cmd_table(a: argparse.Namespace) -> None:
@@ -341,6 +411,21 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--threads", type=int, default=1)
     p.set_defaults(func=cmd_minip_witness_families)
 
+    p = sub.add_parser("minip-restarts", help="the restart (trap) study: one case's model on "
+                       "every seed, recipe and variants, from the training job's init and data")
+    _common(p)
+    _training(p, weights=False)
+    p.set_defaults(func=cmd_minip_restarts)
+
+    p = sub.add_parser("minip-restarts-tables", help="the restart study's tables: every row, and "
+                       "per case × variant which seeds pass and which failing seeds recover")
+    _common(p)
+    p.add_argument("--inputs", nargs="+", required=True, help="every case's metrics (.parquet)")
+    p.add_argument("--out", required=True, help="every logged row (.parquet)")
+    p.add_argument("--summary", required=True, help="the per case × variant summary (.parquet)")
+    p.add_argument("--csv", required=True, help="the summary again as CSV (the report)")
+    p.set_defaults(func=cmd_minip_restarts_tables)
+
     p = sub.add_parser("entropic-train", help="Paper A: train one job (surrogate, ladder rung or "
                        "attention teacher; all ranks × seeds × r*)")
     _common(p)
@@ -353,6 +438,23 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--spectra", required=True, help="output singular values (.npz)")
     p.add_argument("--threads", type=int, default=1)
     p.set_defaults(func=cmd_entropic_predict)
+
+    p = sub.add_parser("language-corpora", help="Paper A (appendix B): the corpora table (every "
+                       "corpus of the scale: source, size, sha256, complexity measures)")
+    _common(p)
+    p.add_argument("--out", required=True, help="output table (.parquet)")
+    p.add_argument("--csv", required=True, help="the table again as CSV (the report)")
+    p.set_defaults(func=cmd_language_corpora)
+
+    p = sub.add_parser("language-train", help="Paper A (appendix B): train byte-level "
+                       "Transformers on one corpus (every seed as one program); ranks and loss")
+    _common(p)
+    p.add_argument("--ranks", required=True, help="output ranks table (.parquet)")
+    p.add_argument("--loss", required=True, help="output loss table (.parquet)")
+    p.add_argument("--weights", required=True, help="output final weights (.npz, float64)")
+    p.add_argument("--device", default="auto", choices=["auto", "cpu", "cuda"])
+    p.add_argument("--threads", type=int, default=1)
+    p.set_defaults(func=cmd_language_train)
 
     p = sub.add_parser("table", help="concatenate metrics tables into one, keeping some rows "
                        '(--params {"select": all|final|selected, "max_rank_only": bool})')

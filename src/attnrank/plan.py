@@ -13,9 +13,14 @@ from typing import Any
 
 from attnrank.jobs.base import Job, canonical_json
 from attnrank.jobs.entropic import entropic_jobs
+from attnrank.jobs.language import CORPORA as LANGUAGE_CORPORA
+from attnrank.jobs.language import TRAIN as LANGUAGE_TRAIN
+from attnrank.jobs.language import language_jobs
 from attnrank.jobs.minip import (
     CAPACITY_INSTANCES,
     MINIP_EXPERIMENTS,
+    RESTARTS,
+    RESTARTS_TABLE,
     WITNESS_FAMILIES_TABLE,
     minip_jobs,
 )
@@ -92,14 +97,22 @@ ENTROPIC_TABLES: dict[str, tuple[str, str, bool, bool]] = {
     "entropic_attention_other_values": ("attention", "final", False, True),
     "entropic_predict_other_values": ("predict", "all", False, True),
 }
+# appendix B: a training job's outputs, and the table made of each kind of them (every row)
+LANGUAGE_OUTPUTS = ("ranks.parquet", "loss.parquet", "weights.npz")
+LANGUAGE_TABLES = {"language_ranks": "ranks.parquet", "language_loss": "loss.parquet"}
 ENTROPIC_WILDCARD = {"surrogate": "optimizer", "ladder": "rung", "attention": "teacher",
                      "predict": "teacher"}
 
 
-def figure_params(config: dict[str, Any], scale: str, paper: str) -> dict[str, Any]:
-    """The parameters of a figure of ``paper``: the grid facts it labels and the claim thresholds
-    it draws, from the config's ``claims`` block (never literals here or in the figure)."""
+def figure_params(config: dict[str, Any], scale: str, paper: str, name: str = "") -> dict[str, Any]:
+    """The parameters of a figure ``name`` of ``paper``: the grid facts it labels and the claim
+    thresholds it draws, from the config's ``claims`` block (never literals here or in the
+    figure). Appendix B's figures (``language_*``) get EB-15's bootstrap and EB-16's threshold."""
     c = config["claims"]
+    if name.startswith("language_"):
+        return {"scale": scale, "bootstrap_samples": c["EB-15"]["bootstrap_samples"],
+                "interval_level": c["EB-15"]["interval_level"],
+                "min_abs_rho": c["EB-16"]["min_abs_rho"]}
     if paper == "B":
         w = config["minip"]["scales"][scale]["witness"]
         return {"scale": scale, "target_accuracy": c["target_accuracy"],
@@ -127,7 +140,7 @@ def claims_params(config: dict[str, Any], scale: str) -> dict[str, Any]:
 def build_plan(config: dict[str, Any], scale: str) -> Plan:
     """Every artifact of a run at ``scale``. Raises ValueError (naming the key) on a config that
     the cross-key checks refuse."""
-    for block in ("minip", "entropic"):
+    for block in ("minip", "entropic", "language"):
         if scale not in config[block]["scales"]:
             raise ValueError(f"{block}.scales: no grid for scale {scale!r}; "
                              f"config has {', '.join(config[block]['scales'])}")
@@ -144,6 +157,9 @@ def build_plan(config: dict[str, Any], scale: str) -> Plan:
         elif kind == "capacity":
             plan.add(_train("minip_capacity_train", f"minip/capacity/{inst}", ("metrics.parquet",),
                             {"instance": inst}, job))
+        elif kind == RESTARTS:
+            plan.add(_train("minip_restarts", f"minip/restarts/{inst}", ("metrics.parquet",),
+                            {"case": inst}, job))
     for exp in MINIP_EXPERIMENTS:
         if TABLES[f"minip_{exp}"].step != "table":
             continue  # a table of its own step (witness_families: below)
@@ -161,6 +177,11 @@ def build_plan(config: dict[str, Any], scale: str) -> Plan:
                      ("tables/minip_witness_families.parquet",
                       "tables/minip_witness_families_summary.parquet",
                       "tables/minip_witness_families_summary.csv")))
+    restarts = mj[(RESTARTS_TABLE, "")]
+    plan.add(StepRun("minip_restarts_tables", {}, restarts.to_dict(),
+                     tuple(f"minip/restarts/{c}/metrics.parquet" for c in restarts.cases),
+                     ("tables/minip_restarts.parquet", "tables/minip_restarts_summary.parquet",
+                      "tables/minip_restarts_summary.csv")))
     plan.add(StepRun("minip_constructions", {}, mj[("constructions", "")].to_dict(), (),
                      ("tables/minip_constructions.parquet",)))
     plan.add(StepRun("minip_information_bound", {}, mj[("information_bound", "")].to_dict(),
@@ -181,6 +202,20 @@ def build_plan(config: dict[str, Any], scale: str) -> Plan:
         tables[name] = StepRun("table", {"name": name},
                                TableJob(select, max_rank).to_dict(), inputs, ())
 
+    # Paper A, appendix B: language models on text (the corpora table, one training job per
+    # corpus, the ranks and loss tables; language.smk)
+    for (kind, corpus), job in language_jobs(config, scale).items():
+        if kind == LANGUAGE_CORPORA:
+            plan.add(StepRun("language_corpora", {}, job.to_dict(), (),
+                             ("tables/language_corpora.parquet", "tables/language_corpora.csv")))
+        elif kind == LANGUAGE_TRAIN:
+            plan.add(_train("language_train", f"language/train/{corpus}", LANGUAGE_OUTPUTS,
+                            {"corpus": corpus}, job))
+    for name, output in LANGUAGE_TABLES.items():
+        inputs = tuple(f"{r.outputs[0].rsplit('/', 1)[0]}/{output}" for r in plan.runs
+                       if r.step == "language_train")
+        tables[name] = StepRun("table", {"name": name}, TableJob("all", False).to_dict(), inputs, ())
+
     for name, run in tables.items():
         if TABLES[name].step != "table":
             raise ValueError(f"registry: table {name} is not made by the table step")
@@ -191,7 +226,7 @@ def build_plan(config: dict[str, Any], scale: str) -> Plan:
         raise ValueError(f"registry: tables {missing} have no step in the plan")
 
     for name, fig in FIGURES.items():
-        plan.add(StepRun("figure", {"name": name}, figure_params(config, scale, fig.paper),
+        plan.add(StepRun("figure", {"name": name}, figure_params(config, scale, fig.paper, name),
                          tuple(f"tables/{t}.parquet" for t in fig.tables),
                          (f"figures/{name}.pdf", f"figures/{name}.png"), figure=name))
     plan.add(StepRun("claims", {}, claims_params(config, scale),
@@ -199,7 +234,8 @@ def build_plan(config: dict[str, Any], scale: str) -> Plan:
                      ("claims.md", "claims.csv", "claims.html")))
     assert CLAIMS  # the registry is not empty
     plan.targets = ([f"figures/{n}.pdf" for n in FIGURES]
-                    + ["tables/minip_information_bound.csv", "claims.md"])
+                    + ["tables/minip_information_bound.csv", "tables/language_corpora.csv",
+                       "claims.md"])
     return plan
 
 

@@ -7,6 +7,7 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(workflow.basedir) / "src"))
 from attnrank.codehash import step_code_hash  # noqa: E402
+from attnrank.jobs.language import corpus_files  # noqa: E402
 from attnrank.jobs.minip import MINIP_EXPERIMENTS  # noqa: E402
 from attnrank.plan import ENTROPIC_WILDCARD, build_plans  # noqa: E402
 from attnrank.registry import FIGURES, TABLES  # noqa: E402
@@ -46,6 +47,12 @@ def job_params(output):
 def step_inputs(output):
     """input: the planned inputs of the step run that produces output."""
     return lambda w: [f"results/{w.scale}/{p}" for p in _step_run(w, output).inputs]
+
+
+def corpus_inputs(output):
+    """input: the user corpus files (config language.corpora.<name>.file) the step run producing
+    ``output`` reads, so an edited file reruns it (builtins are covered by the code hash)."""
+    return lambda w: corpus_files(_step_run(w, output).params)
 
 
 def wildcards_json(w):

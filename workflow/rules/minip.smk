@@ -115,3 +115,53 @@ rule minip_witness_families:
         "python -m attnrank minip-witness-families --rule minip_witness_families"
         " --params {params.job:q} --inputs {input} --out {output.table}"
         " --summary {output.summary} --csv {output.csv} > {log} 2>&1"
+
+
+rule minip_restarts:
+    """The restart (trap) study, one case: its model retrained on every seed under the recipe and
+    each variant, from the training job's init and data stream (docs/methods.md)."""
+    output:
+        f"{RESULTS}/minip/restarts/{{case}}/metrics.parquet",
+    params:
+        job=job_params("minip/restarts/{case}/metrics.parquet"),
+        wildcards=wildcards_json,
+        device=config["device"],
+        code=step_code_hash("minip_restarts"),
+    wildcard_constraints:
+        case=planned_values("minip_restarts", "case"),
+    threads: config["train_threads"]
+    log:
+        f"{LOGS}/minip_restarts/{{case}}.log",
+    benchmark:
+        f"{LOGS}/benchmarks/minip_restarts/{{case}}.tsv"
+    conda:
+        CONDA_ENV
+    shell:
+        "python -m attnrank minip-restarts --rule minip_restarts --params {params.job:q}"
+        " --wildcards {params.wildcards:q} --device {params.device} --threads {threads}"
+        " --metrics {output} > {log} 2>&1"
+
+
+rule minip_restarts_tables:
+    """The restart study's tables: every logged row, and per case × variant the seeds that pass
+    the claim's criterion and which seeds failing under the recipe each variant recovers."""
+    input:
+        step_inputs("tables/minip_restarts.parquet"),
+    output:
+        table=f"{RESULTS}/tables/minip_restarts.parquet",
+        summary=f"{RESULTS}/tables/minip_restarts_summary.parquet",
+        csv=report(f"{RESULTS}/tables/minip_restarts_summary.csv",
+                   caption="../report/minip_restarts_summary.rst", category="Paper B"),
+    params:
+        job=job_params("tables/minip_restarts.parquet"),
+        code=step_code_hash("minip_restarts_tables"),
+    log:
+        f"{LOGS}/minip_restarts_tables.log",
+    benchmark:
+        f"{LOGS}/benchmarks/minip_restarts_tables.tsv"
+    conda:
+        CONDA_ENV
+    shell:
+        "python -m attnrank minip-restarts-tables --rule minip_restarts_tables"
+        " --params {params.job:q} --inputs {input} --out {output.table}"
+        " --summary {output.summary} --csv {output.csv} > {log} 2>&1"

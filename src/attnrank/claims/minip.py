@@ -37,6 +37,7 @@ from attnrank.quantities import (
     median_over_seeds,
     witness_lower_bound,
 )
+from attnrank.restarts import claim_sentences
 from attnrank.witness_sweep import family_summary, tracking_text
 
 Tables = Mapping[str, pd.DataFrame]
@@ -103,7 +104,15 @@ def tt3(tables: Tables, p: dict[str, Any], v: Values) -> Outcome:
         f"m={m}: {seeds_of(acc >= exact, 'exact')} (min {fmt(acc.min())})" for m, acc in by_m)
     note = "" if ok else ("dense below exact on some seed: see the note on dense training steps "
                           "in docs/methods.md, Min-IP training")
+    note = _with_restarts(note, tables, "rank_vs_m", "dense")
     return ok, measured, f"≥ {exact} on every seed", note
+
+
+def _with_restarts(note: str, tables: Tables, experiment: str, model: str | None = None) -> str:
+    """``note`` with the restart study's sentence for this claim's cases (``restarts``; none
+    when the scale ran no case of ``experiment``/``model``). The verdict never reads it."""
+    extra = claim_sentences(need(tables, "minip_restarts_summary"), experiment, model)
+    return "; ".join(t for t in (note, extra) if t)
 
 
 def _witness_family(tables: Tables, p: dict[str, Any]) -> tuple[pd.DataFrame, int, int]:
@@ -196,7 +205,7 @@ def tt4(tables: Tables, p: dict[str, Any], v: Values) -> Outcome:
     sweep, families = _family_sweep(fams, cut, (blocks, width))
     return Outcome(ok, f"K = {blocks}, w = {width}, r_lb = {r_lb}: " + measured,
                    f"worst-case > {cut:g} for r < r_lb = {r_lb}; sequence error 0 at r = {top} "
-                   "(largest)", f"{note}; {families}", sweep)
+                   "(largest)", _with_restarts(f"{note}; {families}", tables, "witness"), sweep)
 
 
 @claim("TT-4p", "Witness suite as the paper states it, on its family (K = {blocks}, w = {width}): "
@@ -238,7 +247,7 @@ def tt5(tables: Tables, p: dict[str, Any], v: Values) -> Outcome:
                                           for k, a in dense_acc.items()))
     return moves_up and dense_ok, measured, \
         f"crossing of {target} non-decreasing and rising; dense ≥ {exact} on every seed", \
-        "inf = no rank in the grid crossed"
+        _with_restarts("inf = no rank in the grid crossed", tables, "ood", "dense")
 
 
 def _tt6_statement(v: Values) -> str:

@@ -305,4 +305,125 @@ def minip_jobs(config: dict[str, Any], scale: str) -> dict[tuple[str, str], Job]
     jobs[(WITNESS_FAMILIES_TABLE, "")] = WitnessFamiliesTableJob(
         families=tuple(family_sources(minip, scale)), feature=minip["feature"],
         worst_case_cutoff=float(config["claims"]["worst_case_cutoff"]))
+    restarts = restart_jobs(config, scale, jobs)
+    jobs |= {(RESTARTS, case): job for case, job in restarts.items()}
+    jobs[(RESTARTS_TABLE, "")] = RestartsTableJob(cases=tuple(restarts))
     return jobs
+
+
+# ---- the restart (trap) study: one job per case (docs/methods.md, "Restarts (trap study)") ----
+
+RESTARTS = "restarts"  # minip_jobs' kind of a restart case's job
+RESTARTS_TABLE = "restarts_table"  # minip_jobs' key of the job that writes both restart tables
+ORIGINAL = "original"  # the variant that is the job's own recipe (factors 1, 1), always run
+# experiment → (claim, metric column, rule, claims key of the threshold): each claim's own
+# criterion for "this seed is fine" (claims/minip.py): TT-3 and TT-5 dense exact (sequence
+# accuracy ≥ exact_accuracy), TT-4 the largest rank exact (worst-case error < the cut-off)
+RESTART_CRITERIA: dict[str, tuple[str, str, str, str]] = {
+    "rank_vs_m": ("TT-3", "test_sequence_accuracy", "at_least", "exact_accuracy"),
+    "ood": ("TT-5", "test_sequence_accuracy", "at_least", "exact_accuracy"),
+    "witness": ("TT-4", "test_worst_case_error", "below", "worst_case_cutoff"),
+}
+
+
+@dataclass(frozen=True)
+class RestartVariant:
+    """One way of retraining a case's model from the same init: peak lr × ``lr_factor``,
+    steps × ``step_factor`` (warm-up fraction and cosine decay stretched over the longer run)."""
+
+    name: str
+    lr_factor: float
+    step_factor: int
+
+
+@dataclass(frozen=True)
+class RestartCriterion:
+    """When a seed counts as fine for the case's claim: ``metric`` ≥ threshold (``at_least``)
+    or < threshold (``below``), the threshold being ``claims.<key>`` of the config."""
+
+    claim: str
+    metric: str
+    rule: str
+    key: str
+    threshold: float
+
+
+def _variants(value: Any, where: str) -> tuple[RestartVariant, ...]:
+    if not isinstance(value, (list, tuple)):
+        raise ValueError(f"{where}: expected a list, got {value!r}")
+    return tuple(part(RestartVariant)(v, f"{where}[{i}]") for i, v in enumerate(value))
+
+
+@dataclass(frozen=True)
+class MinipRestartsJob(Job):
+    """One case of the restart study: the model ``model`` (``dense`` or ``r<rank>``) of the
+    training job ``train``, retrained alone on ``seeds`` seed indices (from ``train.seed_offset``)
+    under every variant (the first is the original recipe), each from the init and the data
+    stream the training job gives that seed."""
+
+    case: str
+    model: str
+    seeds: int
+    log_every: int
+    variants: tuple[RestartVariant, ...]
+    criterion: RestartCriterion
+    train: MinipTrainJob
+
+    _nested: ClassVar[dict[str, Any]] = {"variants": _variants, "criterion": part(RestartCriterion),
+                                         "train": MinipTrainJob.from_dict}
+
+
+@dataclass(frozen=True)
+class RestartsTableJob(Job):
+    """The two restart tables (every logged row; the per case × variant summary)."""
+
+    cases: tuple[str, ...]
+
+
+def restart_jobs(config: dict[str, Any], scale: str, jobs: dict[tuple[str, str], Job]
+                 ) -> dict[str, MinipRestartsJob]:
+    """The restart study's jobs at ``scale`` (case name → job), built on the training jobs
+    ``jobs`` of ``minip_jobs``. ValueError naming the key when a case names an experiment without
+    a claim criterion, an instance or a model that the scale does not train, a case or variant
+    name twice, or a variant that is the original recipe (factors 1, 1; it always runs)."""
+    where = f"minip.scales.{scale}.restarts"
+    r = config["minip"]["scales"][scale].get("restarts")
+    if not isinstance(r, dict):
+        raise ValueError(f"{where}: missing (seeds, log_every, cases, variants)")
+    variants = _variants(r["variants"], f"{where}.variants")
+    names = [v.name for v in variants]
+    if ORIGINAL in names or len(set(names)) != len(names):
+        raise ValueError(f"{where}.variants: names must be unique and not {ORIGINAL!r} (the "
+                         f"recipe itself always runs), got {names}")
+    for i, v in enumerate(variants):
+        if v.lr_factor == 1 and v.step_factor == 1:
+            raise ValueError(f"{where}.variants[{i}]: factors (1, 1) are the original recipe, "
+                             "which always runs")
+        if not v.lr_factor > 0 or not isinstance(v.step_factor, int) or v.step_factor < 1:
+            raise ValueError(f"{where}.variants[{i}]: lr_factor > 0 and an integer step_factor "
+                             f"≥ 1 expected, got {v}")
+    variants = (RestartVariant(ORIGINAL, 1.0, 1), *variants)
+    cases = r["cases"]
+    case_names = [c.get("name") for c in cases]
+    if len(set(case_names)) != len(case_names):
+        raise ValueError(f"{where}.cases: names must be unique, got {case_names}")
+    out: dict[str, MinipRestartsJob] = {}
+    for i, c in enumerate(cases):
+        at = f"{where}.cases[{i}]"
+        exp, inst, model = c.get("experiment"), c.get("instance"), c.get("model")
+        if exp not in RESTART_CRITERIA:
+            raise ValueError(f"{at}.experiment: one of {', '.join(RESTART_CRITERIA)} (an "
+                             f"experiment with a claim criterion), got {exp!r}")
+        train = jobs.get((exp, inst))
+        if not isinstance(train, MinipTrainJob):
+            known = sorted(i for k, i in jobs if k == exp)
+            raise ValueError(f"{at}.instance: {exp} at scale {scale} trains {known}, not {inst!r}")
+        trained = (["dense"] if train.dense else []) + [f"r{k}" for k in train.ranks]
+        if model not in trained:
+            raise ValueError(f"{at}.model: {exp}/{inst} trains {trained}, not {model!r}")
+        claim, metric, rule, key = RESTART_CRITERIA[exp]
+        crit = RestartCriterion(claim, metric, rule, key, float(config["claims"][key]))
+        out[c["name"]] = MinipRestartsJob(
+            case=c["name"], model=model, seeds=int(r["seeds"]), log_every=int(r["log_every"]),
+            variants=variants, criterion=crit, train=train)
+    return out

@@ -1,0 +1,100 @@
+"""The points of appendix B (EB-15, EB-16 and their figures), from the language tables.
+
+``language_ranks`` is tidy: one row per (corpus, seed, step, layer, head, matrix, estimator, tau)
+with the rank ``value``; ``matrix`` ∈ {static, realized} (W_Q^h (W_K^h)ᵀ, or the causal attention
+matrix averaged over held-out windows), ``estimator`` ∈ {r_eff, entropy, stable, numerical}, ``tau``
+NaN unless numerical. A *measure* is one (matrix, estimator, tau); the headline is static R̃_eff.
+Every point averages the measure over layers and heads (mean), per (corpus, seed, step).
+
+``language_corpora`` has one row per corpus with its headline ``complexity`` (and the measure's
+name, ``headline_measure``); ``language_loss`` one row per (corpus, seed, step) with
+``train_loss`` and ``val_loss`` in bits per byte. pandas only.
+"""
+
+from __future__ import annotations
+
+import math
+from typing import NamedTuple
+
+import numpy as np
+import pandas as pd
+
+KEYS = ["corpus", "seed"]
+
+
+class Measure(NamedTuple):
+    """One rank measure of ``language_ranks``: the matrix, the estimator and τ (NaN unless
+    numerical)."""
+
+    matrix: str
+    estimator: str
+    tau: float = math.nan
+
+    @property
+    def label(self) -> str:
+        """E.g. "static R̃_eff", "realized numerical rank τ=0.01"."""
+        names = {"r_eff": "R̃_eff", "entropy": "entropy rank", "stable": "stable rank",
+                 "numerical": "numerical rank"}
+        name = names.get(self.estimator, self.estimator)
+        tau = f" τ={self.tau:g}" if self.estimator == "numerical" else ""
+        return f"{self.matrix} {name}{tau}"
+
+
+HEADLINE = Measure("static", "r_eff")
+_MATRICES = {"static": 0, "realized": 1}
+_ESTIMATORS = {"r_eff": 0, "entropy": 1, "stable": 2, "numerical": 3}
+
+
+def measures(ranks: pd.DataFrame) -> list[Measure]:
+    """Every measure in ``ranks``, static before realized, R̃_eff, entropy, stable, then numerical
+    by τ: the headline first when present."""
+    combos = ranks[["matrix", "estimator", "tau"]].drop_duplicates()
+    uniq: dict[str, Measure] = {}  # by label: NaN τ makes equal measures unequal tuples
+    for m, e, t in combos.itertuples(index=False):
+        measure = Measure(m, e, float(t) if e == "numerical" else math.nan)
+        uniq.setdefault(measure.label, measure)
+    return sorted(uniq.values(), key=lambda m: (_MATRICES.get(m.matrix, 9),
+                                                _ESTIMATORS.get(m.estimator, 9),
+                                                0.0 if math.isnan(m.tau) else m.tau, m.matrix,
+                                                m.estimator))
+
+
+def select(ranks: pd.DataFrame, measure: Measure) -> pd.DataFrame:
+    """The rows of ``ranks`` of ``measure``."""
+    sel = (ranks["matrix"] == measure.matrix) & (ranks["estimator"] == measure.estimator)
+    if measure.estimator == "numerical":
+        sel &= np.isclose(ranks["tau"].astype(float), measure.tau)
+    return ranks[sel]
+
+
+def trace(ranks: pd.DataFrame, measure: Measure = HEADLINE) -> pd.DataFrame:
+    """Per (corpus, seed, step): ``value`` = the measure's mean over layers and heads; sorted."""
+    part = select(ranks, measure)
+    return part.groupby(KEYS + ["step"], as_index=False)["value"].mean()
+
+
+def final(ranks: pd.DataFrame, measure: Measure = HEADLINE) -> pd.DataFrame:
+    """Per (corpus, seed): the measure at the run's last logged step (mean over layers and heads),
+    as columns corpus, seed, step, value."""
+    t = trace(ranks, measure)
+    last = t.groupby(KEYS)["step"].transform("max")
+    return t[t["step"] == last].reset_index(drop=True)
+
+
+def complexity_points(ranks: pd.DataFrame, corpora: pd.DataFrame,
+                      measure: Measure = HEADLINE) -> pd.DataFrame:
+    """EB-15's points: per (corpus, seed), the corpus's headline ``complexity`` and the final
+    ``value`` of the measure. A ValueError naming the corpora that ``corpora`` lacks."""
+    pts = final(ranks, measure)
+    missing = sorted(set(pts["corpus"]) - set(corpora["corpus"]))
+    if missing:
+        raise ValueError(f"language_corpora has no complexity for the corpora {missing}")
+    return pts.merge(corpora[["corpus", "complexity"]], on="corpus", how="left")
+
+
+def loss_points(ranks: pd.DataFrame, loss: pd.DataFrame,
+                measure: Measure = HEADLINE) -> pd.DataFrame:
+    """EB-16's points: per (corpus, seed, step) logged in both tables, the measure's ``value`` and
+    ``train_loss``; sorted by corpus, seed, step."""
+    pts = trace(ranks, measure).merge(loss[KEYS + ["step", "train_loss"]], on=KEYS + ["step"])
+    return pts.sort_values(KEYS + ["step"]).reset_index(drop=True)

@@ -1,0 +1,58 @@
+# Paper A, appendix B: byte-level language models on text that ships with Python (and user text
+# files). Jobs: attnrank.jobs.language; corpora: attnrank.tasks.corpora (docs/methods.md,
+# "Appendix B corpora and complexity").
+
+
+rule language_corpora:
+    """Appendix B: every corpus of the scale with its source, sha256 and complexity measures."""
+    input:
+        corpus_inputs("tables/language_corpora.parquet"),
+    output:
+        table=f"{RESULTS}/tables/language_corpora.parquet",
+        csv=report(f"{RESULTS}/tables/language_corpora.csv",
+                   caption="../report/language_corpora.rst", category="Paper A"),
+    params:
+        job=job_params("tables/language_corpora.parquet"),
+        code=step_code_hash("language_corpora"),
+    threads: 1
+    log:
+        f"{LOGS}/language_corpora.log",
+    benchmark:
+        f"{LOGS}/benchmarks/language_corpora.tsv"
+    conda:
+        CONDA_ENV
+    shell:
+        "python -m attnrank language-corpora --rule language_corpora"
+        " --params {params.job:q} --out {output.table} --csv {output.csv} > {log} 2>&1"
+
+
+rule language_train:
+    """Appendix B: byte-level causal Transformers on one corpus, every seed as one vectorized
+    program; the ranks of every head's static kernel and realized mixer and the train / validation
+    loss at step 0, every log_every steps and the end (the tables language_ranks and language_loss
+    are made of these by the table rule)."""
+    input:
+        corpus_inputs("language/train/{corpus}/ranks.parquet"),
+    output:
+        ranks=f"{RESULTS}/language/train/{{corpus}}/ranks.parquet",
+        loss=f"{RESULTS}/language/train/{{corpus}}/loss.parquet",
+        weights=f"{RESULTS}/language/train/{{corpus}}/weights.npz",
+    wildcard_constraints:
+        corpus=planned_values("language_train", "corpus"),
+    params:
+        job=job_params("language/train/{corpus}/ranks.parquet"),
+        wildcards=wildcards_json,
+        device=config["device"],
+        code=step_code_hash("language_train"),
+    threads: config["train_threads"]
+    log:
+        f"{LOGS}/language_train/{{corpus}}.log",
+    benchmark:
+        f"{LOGS}/benchmarks/language_train/{{corpus}}.tsv"
+    conda:
+        CONDA_ENV
+    shell:
+        "OMP_NUM_THREADS={threads} OPENBLAS_NUM_THREADS={threads} MKL_NUM_THREADS={threads}"
+        " python -m attnrank language-train --rule language_train --params {params.job:q}"
+        " --wildcards {params.wildcards:q} --device {params.device} --threads {threads}"
+        " --ranks {output.ranks} --loss {output.loss} --weights {output.weights} > {log} 2>&1"
