@@ -11,6 +11,10 @@ benchmarks/results/pipeline_<scale>_wall.json (the record `benchmarks/summary.py
     .venv/bin/python benchmarks/pipeline_wall.py --scale full             # the full run (≈ 1 h today)
     .venv/bin/python benchmarks/pipeline_wall.py --scale smoke --keep DIR # keep the run's folder
     .venv/bin/python benchmarks/pipeline_wall.py --scale full --here     # make reference's run
+    .venv/bin/python benchmarks/pipeline_wall.py --scale full --part language  # one part only
+
+``--part P`` builds only the figures whose registry name starts with ``P_`` (and what they need),
+in a fresh folder, and records it as pipeline_<scale>_<P>_wall.json.
 """
 
 from __future__ import annotations
@@ -57,15 +61,27 @@ def copy_tree(repo: Path, dest: Path) -> int:
     return len(files)
 
 
+def part_targets(repo: Path, scale: str, part: str) -> list[str]:
+    """The figure PDFs of one part (registry names ``<part>_*``) at ``scale``."""
+    sys.path.insert(0, str(repo / "src"))
+    from attnrank.registry import FIGURES
+
+    names = [n for n in FIGURES if n.startswith(f"{part}_")]
+    if not names:
+        raise SystemExit(f"--part {part}: no registered figure is named {part}_*; "
+                         f"figures: {', '.join(FIGURES)}")
+    return [f"results/{scale}/figures/{n}.pdf" for n in names]
+
+
 def run(repo: Path, scale: str, cores: int, workdir: Path, snakemake: Path,
-        copy: bool = True) -> dict[str, object]:
+        copy: bool = True, targets: list[str] | None = None) -> dict[str, object]:
     fresh = not (workdir / "results" / scale).exists() or copy
     n_files = copy_tree(repo, workdir) if copy else 0
     env = dict(os.environ)
     env["PATH"] = f"{snakemake.parent}{os.pathsep}{env.get('PATH', '')}"
     env["PYTHONPATH"] = os.pathsep.join([str(workdir / "src"), env.get("PYTHONPATH", "")]).rstrip(
         os.pathsep)
-    cmd = [str(snakemake), "--cores", str(cores), "--config", f"scale={scale}"]
+    cmd = [str(snakemake), *(targets or []), "--cores", str(cores), "--config", f"scale={scale}"]
     log = (workdir / "logs" if not copy else workdir) / f"snakemake_{scale}.log"
     log.parent.mkdir(parents=True, exist_ok=True)
     t0 = time.perf_counter()
@@ -96,26 +112,33 @@ def main(argv: list[str] | None = None) -> int:
                          "the run); the record says whether outputs existed before")
     ap.add_argument("--keep", type=Path, default=None,
                     help="run in this (new, empty) folder and keep it; default: a temp folder")
+    ap.add_argument("--part", default=None,
+                    help="only the figures named <part>_* and what they need (e.g. language)")
     ap.add_argument("--out", type=Path, default=None,
-                    help="default: benchmarks/results/pipeline_<scale>_wall.json")
+                    help="default: benchmarks/results/pipeline_<scale>[_<part>]_wall.json")
     a = ap.parse_args(argv)
     repo = a.repo.resolve()
     snakemake = (a.snakemake or repo / ".venv" / "bin" / "snakemake").absolute()
     if not snakemake.exists():
         raise SystemExit(f"no snakemake at {snakemake}")
     load = os.getloadavg()[0] if hasattr(os, "getloadavg") else None
-    out = a.out or ROOT / "benchmarks" / "results" / f"pipeline_{a.scale}_wall.json"
+    stem = f"pipeline_{a.scale}_{a.part}_wall" if a.part else f"pipeline_{a.scale}_wall"
+    out = a.out or ROOT / "benchmarks" / "results" / f"{stem}.json"
+    targets = part_targets(repo, a.scale, a.part) if a.part else None
+    if a.here and targets:
+        raise SystemExit("--here times the whole run; --part runs in a fresh folder")
     if a.here:
         record = run(repo, a.scale, a.cores, repo, snakemake, copy=False)
     elif a.keep is not None:
         if a.keep.exists() and any(a.keep.iterdir()):
             raise SystemExit(f"{a.keep} is not empty: the run needs a fresh folder")
         a.keep.mkdir(parents=True, exist_ok=True)
-        record = run(repo, a.scale, a.cores, a.keep.resolve(), snakemake)
+        record = run(repo, a.scale, a.cores, a.keep.resolve(), snakemake, targets=targets)
     else:
         with tempfile.TemporaryDirectory(prefix=f"attnrank-{a.scale}-") as tmp:
-            record = run(repo, a.scale, a.cores, Path(tmp), snakemake)
-    record |= {"git": git_state(repo),
+            record = run(repo, a.scale, a.cores, Path(tmp), snakemake, targets=targets)
+    record |= {"part": a.part, "targets": targets,
+               "git": git_state(repo),
                "date": datetime.now(UTC).isoformat(timespec="seconds"),
                "machine": {"cores": os.cpu_count(), "python": platform.python_version()},
                "load_before": load,
