@@ -3,6 +3,11 @@
 Each Snakemake rule runs exactly one of these commands, so every step can be rerun by hand with
 the same arguments (a sidecar's "command" field holds them). A step's ``--params`` is its typed
 job as JSON (``attnrank.jobs``): unknown or missing keys are refused before any work.
+
+A failure caused by the input (bad --params JSON or a missing key, a missing or corrupt Parquet
+table or npz archive, a table without a column the step needs, an output path that is a folder)
+exits with status 2 and one line on stderr naming the path or key; -v (before the command) adds
+the traceback. Any other exception is a bug and keeps its traceback.
 """
 
 from __future__ import annotations
@@ -11,28 +16,206 @@ import argparse
 import json
 import logging
 import sys
+import traceback
 from collections.abc import Sequence
 from pathlib import Path
-from typing import Any
+from typing import Any, NoReturn
 
 log = logging.getLogger("attnrank")
 
+PROG = "python -m attnrank"
+JSON_ARGS = ("params", "wildcards")  # parsed in main(), so that -v shows where a bad one failed
+OUTPUT_ARGS = ("out", "csv", "md", "html", "metrics", "weights", "summary", "spectra", "ranks",
+               "loss", "json")  # every file a command writes (checked before any work)
+READER_MODULES = ("pyarrow", "zipfile", "zlib", "pickle", "yaml")  # a bad file, not a bug
+MAX_COLUMNS = 12  # columns listed in a missing-column message
 
-def _json(text: str) -> dict[str, Any]:
+
+class UsageError(Exception):
+    """A user's mistake (a path, a --params value) found by the CLI itself; its text is one line."""
+
+
+class _Parser(argparse.ArgumentParser):
+    """argparse with one-line usage errors (the usage itself is one ``--help`` away)."""
+
+    def error(self, message: str) -> NoReturn:
+        self.exit(2, f"{self.prog}: error: {message} (see `{self.prog} --help`)\n")
+
+
+def json_object(flag: str, text: str) -> dict[str, Any]:
+    """``text`` parsed as a JSON object; a UsageError naming ``flag`` and the position if not."""
     try:
         value = json.loads(text)
     except json.JSONDecodeError as err:
-        raise argparse.ArgumentTypeError(f"not valid JSON: {err}") from err
+        raise UsageError(f"{flag}: not valid JSON ({err.msg} at line {err.lineno} column "
+                         f"{err.colno}); expected a JSON object") from err
     if not isinstance(value, dict):
-        raise argparse.ArgumentTypeError("expected a JSON object")
+        raise UsageError(f"{flag}: expected a JSON object, got {type(value).__name__} {text!r:.60}")
     return value
 
 
+def check_outputs(args: argparse.Namespace) -> None:
+    """Refuse, before any work, an output path that is a folder or lies under a file."""
+    for dest in OUTPUT_ARGS:
+        value = getattr(args, dest, None)
+        if not value:
+            continue
+        flag = "--" + dest.replace("_", "-")
+        path = Path(value)
+        if path.is_dir():
+            raise UsageError(f"{flag} {value} is a directory; expected a file path")
+        for parent in path.parents:
+            if parent.exists():
+                if not parent.is_dir():
+                    raise UsageError(f"{flag} {value}: {parent} is a file, not a folder")
+                break
+
+
+def _open_input(path: Path) -> None:
+    """Read what identifies ``path`` as its kind, cheaply: a Parquet table's footer and schema, an
+    npz archive's directory of .npy members. Raises the reader's error."""
+    if path.suffix == ".parquet":
+        import pyarrow.parquet as pq
+
+        pq.read_schema(path)
+    elif path.suffix == ".npz":
+        import zipfile
+
+        with zipfile.ZipFile(path) as z:
+            odd = [n for n in z.namelist() if not n.endswith(".npy")]
+        if odd:
+            raise ValueError(f"members that are not .npy arrays: {', '.join(odd[:3])}")
+
+
+def _kind(path: Path) -> str:
+    return {".parquet": "Parquet table", ".npz": "npz archive"}.get(path.suffix, "file")
+
+
+def check_inputs(args: argparse.Namespace) -> None:
+    """Refuse, before any work, an input that is a folder or an existing file that is not a
+    readable Parquet table / npz archive (its footer or directory). A missing input is left to the
+    step (provenance.Run names it after the step's params are checked)."""
+    for value in getattr(args, "inputs", None) or []:
+        path = Path(value)
+        if path.is_dir():
+            raise UsageError(f"input {path} is a directory; expected a file")
+        if path.exists():
+            try:
+                _open_input(path)
+            except Exception as err:  # any failure to read is the answer
+                raise UsageError(f"input {path} is not a readable {_kind(path)} "
+                                 f"({one_line(err)})") from err
+
+
+def unreadable_input(path: str | Path) -> str | None:
+    """Why the input file ``path`` cannot be read (missing, a folder, a corrupt Parquet table or
+    npz archive), or None when it reads in full. Slow on big files: for diagnosing a failure."""
+    path = Path(path)
+    if not path.exists():
+        return f"input not found: {path}"
+    if path.is_dir():
+        return f"input {path} is a directory; expected a file"
+    try:
+        _open_input(path)
+        if path.suffix == ".parquet":
+            import pyarrow.parquet as pq
+
+            pq.read_table(path)
+        elif path.suffix == ".npz":
+            import numpy as np
+
+            with np.load(path, allow_pickle=False) as z:
+                for name in z.files:
+                    z[name]
+    except Exception as err:  # any failure to read is the answer
+        return f"input {path} is not a readable {_kind(path)} ({one_line(err)})"
+    return None
+
+
+def _has_key(value: Any, key: Any) -> bool:
+    """Whether ``key`` is a key of ``value`` or of any mapping nested in it."""
+    if isinstance(value, dict):
+        return key in value or any(_has_key(v, key) for v in value.values())
+    if isinstance(value, list):
+        return any(_has_key(v, key) for v in value)
+    return False
+
+
+def _shown(names: Sequence[Any]) -> str:
+    listed = ", ".join(map(str, names[:MAX_COLUMNS]))
+    return (listed + (", ..." if len(names) > MAX_COLUMNS else "")) or "none"
+
+
+def missing_key(key: Any, args: argparse.Namespace) -> str:
+    """A KeyError explained: which input tables lack the column ``key``, and whether --params
+    lacks the key too (both are named when either could be meant)."""
+    import pyarrow.parquet as pq
+
+    tables = [Path(p) for p in getattr(args, "inputs", None) or [] if str(p).endswith(".parquet")]
+    lacking: list[tuple[Path, list[str]]] = []
+    for table in tables:
+        try:
+            names = list(pq.read_schema(table).names)
+        except Exception:  # an unreadable table is diagnosed by unreadable_input
+            continue
+        if key not in names:
+            lacking.append((table, names))
+    params = getattr(args, "params", None)
+    params_lack = isinstance(params, dict) and not _has_key(params, key)
+    if lacking:
+        path, names = lacking[0]
+        more = f", nor do {len(lacking) - 1} other input table(s)" if len(lacking) > 1 else ""
+        column = f"input table {path} has no column {key!r} (it has: {_shown(names)}){more}"
+        if len(lacking) < len(tables) or not params_lack:
+            return f"{column}, which this step needs"
+        return f"missing key {key!r}: {column}; nor has --params (it has: {_shown(list(params))})"
+    if params_lack and isinstance(params, dict):
+        return f"missing key {key!r}: --params has no such key (it has: {_shown(list(params))})"
+    return f"missing key {key!r} (run with -v for the traceback)"
+
+
+def one_line(err: BaseException) -> str:
+    """An exception's text on one line (first line, else its type)."""
+    text = str(err).strip()
+    return text.splitlines()[0] if text else type(err).__name__
+
+
+def _from_reader(err: BaseException) -> bool:
+    """Whether ``err`` was raised while reading a file (pyarrow, zip, npy) rather than by the
+    package's own checks."""
+    if type(err).__module__.split(".")[0] in READER_MODULES or isinstance(err, EOFError):
+        return True
+    tb = err.__traceback__
+    while tb is not None and tb.tb_next is not None:
+        tb = tb.tb_next
+    file = tb.tb_frame.f_code.co_filename if tb is not None else ""
+    return any(part in file for part in ("/pyarrow/", "/numpy/lib/", "/pandas/io/", "zipfile"))
+
+
+def user_error(err: Exception, args: argparse.Namespace) -> str | None:
+    """The one-line message for an error caused by the user's input, or None for a bug."""
+    if isinstance(err, UsageError):
+        return str(err)
+    if isinstance(err, KeyError):
+        return missing_key(err.args[0] if err.args else None, args)
+    if _from_reader(err) or (isinstance(err, OSError) and not err.filename):
+        for path in getattr(args, "inputs", None) or []:
+            if (why := unreadable_input(path)) is not None:
+                return why
+        return f"{one_line(err)} (run with -v for the traceback)"
+    if isinstance(err, OSError):
+        target = f"{err.filename} -> {err.filename2}" if err.filename2 else str(err.filename)
+        return f"{err.strerror or one_line(err)}: {target}"
+    if isinstance(err, ValueError | RuntimeError | ArithmeticError):
+        return str(err).strip() or type(err).__name__  # the package's own messages
+    return None
+
+
 def _common(p: argparse.ArgumentParser) -> None:
-    p.add_argument("--params", type=_json, default={}, help="the step's resolved parameters "
+    p.add_argument("--params", default="{}", help="the step's resolved parameters "
                    "(its typed job as a JSON object)")
     p.add_argument("--rule", default=None, help="the Snakemake rule (provenance; default: the step)")
-    p.add_argument("--wildcards", type=_json, default={}, help="wildcards (JSON, provenance)")
+    p.add_argument("--wildcards", default="{}", help="wildcards (JSON object, provenance)")
 
 
 def _threads(n: int) -> None:
@@ -373,8 +556,9 @@ def _training(p: argparse.ArgumentParser, weights: bool = True) -> None:
 
 
 def build_parser() -> argparse.ArgumentParser:
-    parser = argparse.ArgumentParser(prog="python -m attnrank", description=__doc__)
-    parser.add_argument("-v", "--verbose", action="store_true")
+    parser = _Parser(prog=PROG, description=__doc__)
+    parser.add_argument("-v", "--verbose", action="store_true",
+                        help="debug logging; a failure shows its traceback")
     sub = parser.add_subparsers(dest="command", required=True)
 
     p = sub.add_parser("minip-train", help="train one Min-IP task instance (all ranks × seeds)")
@@ -532,13 +716,26 @@ def build_parser() -> argparse.ArgumentParser:
 
 
 def main(argv: Sequence[str] | None = None) -> int:
+    """Run one command. A failure caused by the input (a bad path, table, archive or --params)
+    is one line on stderr naming it and what was expected, and exit 2; with -v its traceback
+    comes first. Any other exception is a bug and propagates with its traceback."""
     args = build_parser().parse_args(argv)
     logging.basicConfig(level=logging.DEBUG if args.verbose else logging.INFO,
                         format="%(asctime)s %(name)s %(levelname)s %(message)s", stream=sys.stderr)
     try:
+        for dest in JSON_ARGS:
+            if hasattr(args, dest):
+                setattr(args, dest, json_object("--" + dest, getattr(args, dest)))
+        check_outputs(args)
+        check_inputs(args)
         rc = args.func(args)
-    except (ValueError, FileNotFoundError, RuntimeError, ArithmeticError) as err:
-        log.error("%s", err)
+    except Exception as err:
+        message = user_error(err, args)
+        if message is None:
+            raise
+        if args.verbose:
+            traceback.print_exception(err, file=sys.stderr)
+        print(f"{PROG} {args.command}: error: {message}", file=sys.stderr)
         return 2
     return int(rc or 0)
 
