@@ -24,7 +24,7 @@ PY=$VENV/bin/python
 CI_PROFILE=$HERE/ci-profile
 WORK=$(mktemp -d /tmp/attnrank-slurm.XXXXXX)
 MODE=${1:-full}
-SMOKE_LIMIT=${SLURM_TEST_SMOKE_LIMIT:-900}   # seconds for one smoke run
+SMOKE_LIMIT=${SLURM_TEST_SMOKE_LIMIT:-1800}  # seconds for one smoke run (a hang bound; ≈ 700 s alone)
 export PATH=$VENV/bin:$PATH
 unset SNAKEMAKE_PROFILE                      # no user profile in the way
 
