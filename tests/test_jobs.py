@@ -67,8 +67,10 @@ def test_job_kinds_match_their_experiments(config):
 
 
 @pytest.mark.parametrize(("path", "value", "message"), [
-    (("minip", "scales", "smoke", "rank_vs_m", "ms"), [6, 7], "fixed-weight tokens need even m"),
-    (("minip", "scales", "smoke", "length_sweep", "m"), 18, "feature_map 'table' needs m <= 16"),
+    (("minip", "scales", "smoke", "rank_vs_m", "ms"), [6, 7],
+     r"rank_vs_m.ms = \[6, 7\]: even m only"),
+    (("minip", "scales", "smoke", "length_sweep", "m"), 18,
+     "length_sweep.m = 18: at most 16 with feature_map 'table'"),
     (("entropic", "scales", "smoke", "attention", "ranks"), [1, 99], "attention.ranks"),
 ])
 def test_cross_key_checks_name_the_key(config, path, value, message):

@@ -76,21 +76,18 @@ class AuditReport:
 
 
 def load_config(path: str | Path) -> dict[str, Any]:
-    import yaml
-    from jsonschema import Draft7Validator
+    """The config file ``path``, checked against the schema; ValueError naming the file and the
+    key (YAML errors with line and column)."""
+    from attnrank import configcheck
 
     path = Path(path)
     if not path.exists():
         raise FileNotFoundError(f"config not found: {path}")
-    config = yaml.safe_load(path.read_text())
-    schema_path = Path(__file__).resolve().parents[2] / "workflow" / "schemas" / "config.schema.yaml"
-    if schema_path.exists():
-        errors = sorted(Draft7Validator(yaml.safe_load(schema_path.read_text())).iter_errors(config),
-                        key=lambda e: list(e.path))
-        if errors:
-            e = errors[0]
-            key = ".".join(str(p) for p in e.path) or "(top level)"
-            raise ValueError(f"{path}: {key}: {e.message}")
+    config = configcheck.read_config_file(path)
+    if configcheck.SCHEMA_PATH.exists():
+        problems = configcheck.schema_problems(config, configcheck.load_schema())
+        if problems:
+            raise ValueError(f"{path}: {configcheck.refusal(problems, limit=1)}")
     return config
 
 

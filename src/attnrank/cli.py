@@ -470,6 +470,28 @@ def cmd_audit(a: argparse.Namespace) -> int:
     return 0 if report.ok else 1
 
 
+def cmd_check_config(a: argparse.Namespace) -> int:
+    from attnrank import configcheck
+
+    files = ([a.base] if a.base else []) + list(a.configfiles)
+    problems = configcheck.file_problems(files)
+    if not problems:
+        config: dict[str, Any] = {}
+        for path in files:
+            config = configcheck.merge(config, configcheck.read_config_file(path))
+        problems = configcheck.config_problems(config, configcheck.load_schema())
+    if not problems:
+        problem, warning = configcheck.device_problem(config["device"], where=None)
+        problems += [problem] if problem else []
+        if warning:
+            print(warning, file=sys.stderr)
+    if problems:
+        print(configcheck.refusal(problems), file=sys.stderr)
+        return 1
+    print(f"config OK: {' + '.join(files)} (scale {config['scale']})")
+    return 0
+
+
 def cmd_compare(a: argparse.Namespace) -> int:
     from attnrank.compare import compare_runs
 
@@ -670,6 +692,14 @@ def build_parser() -> argparse.ArgumentParser:
                    help="the config scale to check against (default: the one the sidecars record)")
     p.add_argument("--json", default=None, help="also write the report as JSON here")
     p.set_defaults(func=cmd_audit)
+
+    p = sub.add_parser("check-config", help="check a config as the workflow does before any job "
+                       "(YAML syntax with line and column, schema, cross-key checks, plans, "
+                       "device): one line per problem, exit 1 on any")
+    p.add_argument("configfiles", nargs="*", help="files merged over --base, in order, as "
+                   "snakemake --configfile merges them")
+    p.add_argument("--base", default="config.yaml", help="the workflow's config.yaml ('' for none)")
+    p.set_defaults(func=cmd_check_config)
 
     p = sub.add_parser("compare", help="does a run match a reference within the seed-to-seed "
                        "spread, and which claim verdicts differ")

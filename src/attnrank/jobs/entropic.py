@@ -2,8 +2,9 @@
 
 ``entropic_jobs(config, scale)`` holds every cross-key check of the ``entropic`` block that the
 JSON schema cannot express (r* ≤ min(N, d), ranks within their matrices, β > 0, S·N·e ≥ d² for E1,
-N > d for the debiased E2, e ≤ d for orthonormal V*, a known ``teacher_values``); it raises
-ValueError naming the key. Standard library only.
+N > d for the debiased E2, e ≤ d for orthonormal V*, a known ``teacher_values``, Adam's warm-up
+shorter than every Adam run); it raises ValueError naming the key, one line per problem.
+Standard library only.
 
 Teacher values V* (``entropic.teacher_values``): every job runs with the config's choice; a few
 extra jobs run with the other one, only what the claims reporting both need (EB-7, EB-8, EB-9,
@@ -112,17 +113,22 @@ TRAIN_JOBS: dict[str, type[_Trained]] = {"surrogate": SurrogateJob, "ladder": La
                                          "attention": AttentionJob}
 
 
-def check_entropic_config(ent: dict[str, Any]) -> None:
-    """Cross-key checks of the ``entropic`` block (every scale); ValueError naming the key."""
+def entropic_config_problems(ent: dict[str, Any]) -> list[str]:
+    """Every cross-key problem of the ``entropic`` block (every scale), one line each naming the
+    key (empty: fine)."""
     n, d, e = int(ent["n_tokens"]), int(ent["d"]), int(ent["e"])
+    out: list[str] = []
     if ent["teacher_values"] not in TEACHER_VALUES:
-        raise ValueError(f"entropic.teacher_values must be one of {', '.join(TEACHER_VALUES)}, "
-                         f"got {ent['teacher_values']!r}")
+        out.append(f"entropic.teacher_values must be one of {', '.join(TEACHER_VALUES)}, "
+                   f"got {ent['teacher_values']!r}")
     # both choices run (the other one for the claims that report both): orthonormal needs e ≤ d
     if e > d:
-        raise ValueError(f"entropic.e: orthonormal teacher values V* ∈ R^(d×e) need e ≤ d, got "
-                         f"e={e}, d={d}")
+        out.append(f"entropic.e: orthonormal teacher values V* ∈ R^(d×e) need e ≤ d, got "
+                   f"e={e}, d={d}")
+    if not n > d:
+        out.append(f"entropic.n_tokens: the debiased E2 estimator needs N > d, got N={n}, d={d}")
     cap = min(n, d)
+    adam_steps: dict[str, int] = {}  # every Adam run's steps, by its key
     for scale, g in ent["scales"].items():
         where = f"entropic.scales.{scale}"
         for exp in ("surrogate", "ladder", "attention", "predict"):
@@ -130,27 +136,43 @@ def check_entropic_config(ent: dict[str, Any]) -> None:
             r_stars = r_stars if isinstance(r_stars, list) else [r_stars]
             bad = [r for r in r_stars if r > cap]
             if bad:
-                raise ValueError(f"{where}.{exp}.r_star: r* = {bad} exceeds min(N, d) = "
-                                 f"min({n}, {d}) = {cap}")
+                out.append(f"{where}.{exp}.r_star: r* = {bad} exceeds min(N, d) = "
+                           f"min({n}, {d}) = {cap}")
         for key in ("ranks", "gd_ranks"):
             bad = [r for r in g["surrogate"][key] if r > n]
             if bad:
-                raise ValueError(f"{where}.surrogate.{key}: ranks {bad} exceed N = {n}")
+                out.append(f"{where}.surrogate.{key}: ranks {bad} exceed N = {n}")
         bad = [r for r in g["attention"]["ranks"] if r > d]
         if bad:
-            raise ValueError(f"{where}.attention.ranks: ranks {bad} exceed d = {d}")
+            out.append(f"{where}.attention.ranks: ranks {bad} exceed d = {d}")
         for exp in ("attention", "predict"):
             bad = [b for b in g[exp]["betas"] if not b > 0]
             if bad:
-                raise ValueError(f"{where}.{exp}.betas: β must be > 0, got {bad}")
+                out.append(f"{where}.{exp}.betas: β must be > 0, got {bad}")
         # E1 solves for the d² entries of K from S·N·e equations: S must give at least d² of them.
         min_s = -(-d * d // (n * e))
         bad = [s for s in g["predict"]["S"] if s < min_s]
         if bad:
-            raise ValueError(f"{where}.predict.S: S = {bad} is smaller than the number of sequences "
-                             f"E1 needs for its d² = {d * d} unknowns (S·N·e ≥ d², so S ≥ {min_s})")
-    if not n > d:
-        raise ValueError(f"entropic.n_tokens: the debiased E2 estimator needs N > d, got N={n}, d={d}")
+            out.append(f"{where}.predict.S: S = {bad} is smaller than the number of sequences "
+                       f"E1 needs for its d² = {d * d} unknowns (S·N·e ≥ d², so S ≥ {min_s})")
+        adam_steps |= {f"{where}.{exp}.steps": int(g[exp]["steps"])
+                       for exp in ("surrogate", "ladder", "attention")}
+    # Adam's warm-up in steps (≥ 1) must end before the shortest Adam run does
+    warmup = ent["adam"]["warmup"]
+    if adam_steps and warmup >= 1:
+        key = min(adam_steps, key=adam_steps.__getitem__)
+        if warmup >= adam_steps[key]:
+            out.append(f"entropic.adam.warmup = {warmup}: a warm-up below {key} = "
+                       f"{adam_steps[key]} steps (the shortest Adam run), or a fraction < 1")
+    return out
+
+
+def check_entropic_config(ent: dict[str, Any]) -> None:
+    """Cross-key checks of the ``entropic`` block (every scale); ValueError naming the key (one
+    line per problem)."""
+    problems = entropic_config_problems(ent)
+    if problems:
+        raise ValueError("\n".join(problems))
 
 
 def beta_tag(beta: float) -> str:

@@ -1,12 +1,14 @@
 """Typed jobs of Paper B (Min-IP) and the one function that builds them from the config.
 
 ``minip_jobs(config, scale)`` holds every cross-key check of the ``minip`` block that the JSON
-schema cannot express; it raises ValueError naming the key. Standard library only.
+schema cannot express (``minip_config_problems``: one line per problem naming the key, the value
+and what was expected); it raises ValueError. Standard library only.
 """
 
 from __future__ import annotations
 
 from dataclasses import dataclass, replace
+from math import comb
 from typing import Any, ClassVar
 
 from attnrank.jobs.base import Job, part
@@ -197,25 +199,89 @@ def family_sources(minip: dict[str, Any], scale: str) -> list[WitnessFamilySourc
             else WitnessFamilySource(f.blocks, f.width, WITNESS_FAMILIES, family_instance(f))
             for f in witness_family_grid(minip, scale)]
 CAPACITY_INSTANCES = ("scratch", "scratch_long", "construction")
+MAX_TABLE_BITS = 16  # table features need an enumerated vocabulary (tasks.minip.MAX_VOCAB_BITS)
+POOL_TOKENS = 3  # tokens per sequence of the OOD pools (N = 3)
+
+
+def vocab_size(m: int, tokens: str) -> tuple[int, str]:
+    """(V, how it is counted): the C(m, m/2) fixed-weight tokens or the 2^m Bernoulli tokens of
+    width ``m``."""
+    return (comb(m, m // 2), f"C({m}, {m // 2})") if tokens == "fixed_weight" else (2**m, f"2^{m}")
+
+
+def _pools_problem(minip: dict[str, Any], where: str, share: bool, s: dict[str, Any]) -> str | None:
+    """The OOD scale ``s`` asks for more distinct sequences than its tokens make: train_pool +
+    test_pool ≤ V^N when the pools share tokens; with disjoint tokens the V tokens are split in
+    two sides (a seeded hash), so the pools must fit a^N and b^N under some split a + b = V."""
+    m, n_train, n_test, n = s["m"], s["train_pool"], s["test_pool"], POOL_TOKENS
+    vocab, count = vocab_size(m, minip["tokens"])
+    if share:
+        if n_train + n_test <= vocab**n:
+            return None
+        return (f"{where}.train_pool + test_pool = {n_train} + {n_test} = {n_train + n_test}: at "
+                f"most V^{n} = {vocab**n}, the distinct sequences of {n} tokens from the "
+                f"V = {count} = {vocab} {minip['tokens']} tokens of m = {m}; lower the pools or "
+                "raise m")
+    a = 0
+    while a <= vocab and a**n < n_train:  # the fewest tokens that hold the train pool
+        a += 1
+    if a <= vocab and (vocab - a) ** n >= n_test:
+        return None
+    return (f"{where}.train_pool, test_pool = {n_train}, {n_test}: pools that fit a^{n} and b^{n} "
+            f"sequences for some split a + b = {vocab} of the tokens (m = {m}, {minip['tokens']}, "
+            "ood.share_tokens false); lower the pools, raise m or share tokens")
+
+
+def minip_config_problems(minip: dict[str, Any], scale: str) -> list[str]:
+    """Every cross-key problem of ``minip`` at one scale, one line each naming the key, the value
+    and what was expected (empty: fine)."""
+    g = minip["scales"][scale]
+    where = f"minip.scales.{scale}"
+    out: list[str] = []
+    if g["length_sweep"]["feature_map"] == "table" and g["length_sweep"]["m"] > MAX_TABLE_BITS:
+        out.append(f"{where}.length_sweep.m = {g['length_sweep']['m']}: at most {MAX_TABLE_BITS} "
+                   "with feature_map 'table' (an enumerated vocabulary)")
+    if g["rank_vs_m"]["feature_map"] == "table" and max(g["rank_vs_m"]["ms"]) > MAX_TABLE_BITS:
+        out.append(f"{where}.rank_vs_m.ms = {g['rank_vs_m']['ms']}: every m at most "
+                   f"{MAX_TABLE_BITS} with feature_map 'table' (an enumerated vocabulary)")
+    ood_ms = [s["m"] for s in g["ood"]["scales"]]
+    if g["ood"]["feature_map"] == "table" and max(ood_ms) > MAX_TABLE_BITS:
+        out.append(f"{where}.ood.scales[].m = {ood_ms}: every m at most {MAX_TABLE_BITS} with "
+                   "ood.feature_map 'table' (an enumerated vocabulary)")
+    if minip["tokens"] == "fixed_weight":
+        for key, value in (("rank_vs_m.ms", g["rank_vs_m"]["ms"]),
+                           ("length_sweep.m", g["length_sweep"]["m"]),
+                           ("ood.scales[].m", ood_ms),
+                           ("capacity.m", g["capacity"]["m"]),
+                           ("constructions.exp_ms", g["constructions"]["exp_ms"])):
+            if any(m % 2 for m in (value if isinstance(value, list) else [value])):
+                out.append(f"{where}.{key} = {value}: even m only (fixed-weight tokens have m/2 "
+                           "ones; or minip.tokens: bernoulli)")
+    w = g["witness"]
+    if w["blocks"] * w["width"] > MAX_WITNESS_BITS:
+        out.append(f"{where}.witness.blocks × width = {w['blocks']} × {w['width']} = "
+                   f"{w['blocks'] * w['width']}: at most {MAX_WITNESS_BITS} bits (a witness token "
+                   "is an int64 bit code)")
+    names = [s["name"] for s in g["ood"]["scales"]]
+    if len(set(names)) != len(names):
+        out.append(f"{where}.ood.scales[].name = {names}: unique names")
+    for i, s in enumerate(g["ood"]["scales"]):
+        problem = _pools_problem(minip, f"{where}.ood.scales[{i}]", g["ood"]["share_tokens"], s)
+        if problem:
+            out.append(problem)
+    try:
+        witness_family_grid(minip, scale)
+    except ValueError as err:
+        out.append(str(err))
+    return out
 
 
 def check_minip_config(minip: dict[str, Any], scale: str) -> None:
-    """Cross-key checks of ``minip`` at one scale; ValueError naming the key."""
-    g = minip["scales"][scale]
-    where = f"minip.scales.{scale}"
-    if g["length_sweep"]["feature_map"] == "table" and g["length_sweep"]["m"] > 16:
-        raise ValueError(f"{where}.length_sweep: feature_map 'table' needs m <= 16")
-    if g["rank_vs_m"]["feature_map"] == "table" and max(g["rank_vs_m"]["ms"]) > 16:
-        raise ValueError(f"{where}.rank_vs_m: feature_map 'table' needs every m <= 16")
-    for key, ms in (("rank_vs_m.ms", g["rank_vs_m"]["ms"]),
-                    ("length_sweep.m", [g["length_sweep"]["m"]]),
-                    ("ood.scales[].m", [s["m"] for s in g["ood"]["scales"]])):
-        if minip["tokens"] == "fixed_weight" and any(m % 2 for m in ms):
-            raise ValueError(f"{where}.{key}: fixed-weight tokens need even m, got {ms}")
-    names = [s["name"] for s in g["ood"]["scales"]]
-    if len(set(names)) != len(names):
-        raise ValueError(f"{where}.ood.scales: names must be unique, got {names}")
-    witness_family_grid(minip, scale)
+    """Cross-key checks of ``minip`` at one scale; ValueError naming the key (one line per
+    problem)."""
+    problems = minip_config_problems(minip, scale)
+    if problems:
+        raise ValueError("\n".join(problems))
 
 
 def minip_instances(minip: dict[str, Any], scale: str, experiment: str) -> list[str]:
@@ -261,7 +327,7 @@ def _train_job(minip: dict[str, Any], scale: str, experiment: str, instance: str
     o = g["ood"]
     s = next(s for s in o["scales"] if s["name"] == instance)
     common.update(batch=o["batch"], steps=o["steps"])
-    data = PoolsData("pools", 3, s["m"], tokens, s["train_pool"], s["test_pool"], o["share_tokens"])
+    data = PoolsData("pools", POOL_TOKENS, s["m"], tokens, s["train_pool"], s["test_pool"], o["share_tokens"])
     return MinipTrainJob(**common, feature_map=o["feature_map"], data=data)
 
 
