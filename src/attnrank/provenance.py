@@ -10,6 +10,7 @@ so a copy of that folder (``results/reference/``) can be audited on any machine.
 
 from __future__ import annotations
 
+import glob
 import hashlib
 import importlib.metadata
 import json
@@ -29,8 +30,8 @@ from typing import Any
 from attnrank.io import atomic_path
 from attnrank.jobs.base import canonical_json, params_hash
 
-__all__ = ["SIDECAR_SUFFIX", "Run", "atomic_path", "canonical_json", "params_hash", "read_sidecar",
-           "run_root", "sha256_file", "write_sidecar"]
+__all__ = ["SIDECAR_SUFFIX", "Run", "atomic_path", "canonical_json", "clear_interrupted",
+           "params_hash", "read_sidecar", "run_root", "sha256_file", "write_sidecar"]
 
 SIDECAR_SUFFIX = ".prov.json"
 PACKAGE_DIR = Path(__file__).resolve().parent
@@ -211,6 +212,22 @@ def write_sidecar(path: str | Path, record: dict[str, Any]) -> Path:
     with atomic_path(side) as tmp:
         tmp.write_text(json.dumps(rec, indent=2, sort_keys=True, default=str) + "\n")
     return side
+
+
+def clear_interrupted(path: str | Path) -> list[Path]:
+    """Before a step writes artifact ``path``, remove what an interrupted run left for it: the
+    sidecar when the artifact is gone (Snakemake deletes a job's outputs, not their sidecars,
+    before it reruns the job, so a kill in between would leave the sidecar alone), and the
+    temporary files of killed atomic writes of the artifact, its sidecar and its training
+    checkpoint (``.<name>.*.tmp*``). Returns what was removed."""
+    path = Path(path)
+    gone = sorted(path.parent.glob(f".{glob.escape(path.name)}.*.tmp*"))
+    side = sidecar_path(path)
+    if side.exists() and not path.exists():
+        gone.append(side)
+    for p in gone:
+        p.unlink(missing_ok=True)
+    return gone
 
 
 def sidecar_path(path: str | Path) -> Path:
