@@ -35,17 +35,17 @@ import torch
 
 from attnrank.io import atomic_path
 from attnrank.jobs.base import canonical_json
+from attnrank.provenance import CHECKPOINT_SUFFIX
 
 log = logging.getLogger("attnrank.checkpoint")
 
-SUFFIX = ".ckpt"
 FORMAT = 1
 
 
 def checkpoint_path(first_output: str | Path) -> Path:
     """Where the checkpoint of the job whose first output is ``first_output`` lives."""
     first_output = Path(first_output)
-    return first_output.with_name(first_output.name + SUFFIX)
+    return first_output.with_name(first_output.name + CHECKPOINT_SUFFIX)
 
 
 def checkpoint_key(step: str, params: dict[str, Any], code_hash: str, device: str,

@@ -30,10 +30,11 @@ from typing import Any
 from attnrank.io import atomic_path
 from attnrank.jobs.base import canonical_json, params_hash
 
-__all__ = ["SIDECAR_SUFFIX", "Run", "atomic_path", "canonical_json", "clear_interrupted",
+__all__ = ["CHECKPOINT_SUFFIX", "SIDECAR_SUFFIX", "Run", "atomic_path", "canonical_json", "clear_interrupted",
            "params_hash", "read_sidecar", "run_root", "sha256_file", "write_sidecar"]
 
 SIDECAR_SUFFIX = ".prov.json"
+CHECKPOINT_SUFFIX = ".ckpt"  # a training job's checkpoint beside its first output (not an artifact)
 PACKAGE_DIR = Path(__file__).resolve().parent
 
 
