@@ -112,8 +112,10 @@ def code_version(step: str | None = None, figure: str | None = None) -> dict[str
         try:
             commit = subprocess.run(["git", "-C", str(root), "rev-parse", "HEAD"],
                                     capture_output=True, text=True, timeout=10).stdout.strip() or None
-            status = subprocess.run(["git", "-C", str(root), "status", "--porcelain", "--",
-                                     "src", "workflow", "Snakefile", "config.yaml"],
+            # --no-optional-locks: a git killed by the timeout must not leave .git/index.lock
+            status = subprocess.run(["git", "--no-optional-locks", "-C", str(root), "status",
+                                     "--porcelain", "--", "src", "workflow", "Snakefile",
+                                     "config.yaml"],
                                     capture_output=True, text=True, timeout=10)
             dirty = bool(status.stdout.strip()) if status.returncode == 0 else None
         except (OSError, subprocess.SubprocessError):
