@@ -6,6 +6,7 @@ language)."""
 from __future__ import annotations
 
 import logging
+import socket
 
 import numpy as np
 import pandas as pd
@@ -14,6 +15,7 @@ import torch
 from resume_jobs import CASES, CPU, job_params, runner
 
 from attnrank.checkpoint import Checkpoint, checkpoint_key, checkpoint_path
+from attnrank.recovery import RUN_ENV, OrphanedJob
 from attnrank.train import TrainConfig, train
 
 KEY = "k" * 64
@@ -102,6 +104,15 @@ def test_a_foreign_or_broken_file_is_ignored_and_removed(tmp_path, caplog, conte
         ckpt = Checkpoint.open(path, KEY, every=1)
     assert ckpt.phases == {} and not path.exists()
     assert "ignoring and removing the checkpoint" in caplog.text and str(path) in caplog.text
+
+
+def test_an_orphaned_job_stops_right_after_a_save(tmp_path, monkeypatch):
+    """A job whose Snakemake is gone stops once its checkpoint is on disk (the rerun resumes)."""
+    monkeypatch.setenv(RUN_ENV, f"{socket.gethostname()}:999999999:1")  # no such process
+    ckpt = Checkpoint(tmp_path / "c.ckpt", KEY, every=1)
+    with pytest.raises(OrphanedJob, match="is gone: stopping"):
+        ckpt.phase("train").record(4, {}, {}, {}, [])
+    assert Checkpoint.open(tmp_path / "c.ckpt", KEY, every=1).phases["train"]["step"] == 4
 
 
 def test_bad_intervals_and_generator_counts_are_refused(tmp_path):

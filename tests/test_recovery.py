@@ -14,7 +14,16 @@ from pathlib import Path
 import pytest
 
 from attnrank import recovery
-from attnrank.recovery import RUN_ENV, Proc, recover, run_alive, run_id, start_time
+from attnrank.recovery import (
+    RUN_ENV,
+    OrphanedJob,
+    Proc,
+    recover,
+    run_alive,
+    run_id,
+    start_time,
+    stop_if_orphaned,
+)
 
 pytestmark = pytest.mark.skipif(not Path("/proc/self/stat").exists(), reason="needs Linux /proc")
 
@@ -126,3 +135,14 @@ def test_the_jobs_of_a_dead_run_are_stopped_and_no_others(tmp_path):
             if p.poll() is None:
                 p.kill()
                 p.wait()
+
+
+def test_a_job_stops_once_its_snakemake_is_gone(monkeypatch):
+    monkeypatch.delenv(RUN_ENV, raising=False)
+    stop_if_orphaned("nothing")  # not started by Snakemake: never stops
+    monkeypatch.setenv(RUN_ENV, run_id())
+    stop_if_orphaned("nothing")  # its Snakemake runs
+    dead = _dead_run()
+    monkeypatch.setenv(RUN_ENV, dead)
+    with pytest.raises(OrphanedJob, match=f"{dead}.*the checkpoint x is kept, run the same command"):
+        stop_if_orphaned("the checkpoint x")

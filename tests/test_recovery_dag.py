@@ -1,6 +1,6 @@
 """Snakemake itself SIGKILLed during a smoke DAG (appendix B: two training jobs and a table): the
-same command, run again with no extra flag, removes the stale lock, stops the jobs the killed
-run left behind, resumes from their checkpoints and ends with the bytes of an uninterrupted run;
+same command, run again with no extra flag, removes the stale lock, the jobs the killed run left
+behind stop, the rerun resumes from their checkpoints and ends with the bytes of an uninterrupted run;
 nothing is left over (no checkpoint, no temporary file, no sidecar without its artifact)."""
 
 from __future__ import annotations

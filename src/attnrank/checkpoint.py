@@ -16,8 +16,9 @@ It holds
 
 The file is written every ``every`` steps and at the end of each phase (``every`` = 0: never),
 atomically (a temporary file in the same folder, then ``os.replace``), so a kill leaves either
-the previous checkpoint or the new one. The job removes it once its outputs and sidecars are
-written. It is read with pickle (``torch.load(weights_only=False)``: the extra state may hold
+the previous checkpoint or the new one. After a save, a job whose Snakemake is gone stops
+(``attnrank.recovery.stop_if_orphaned``). The job removes the file once its outputs and sidecars
+are written. It is read with pickle (``torch.load(weights_only=False)``: the extra state may hold
 tables): it is the job's own file in its own output folder, never one handed in.
 """
 
@@ -36,6 +37,7 @@ import torch
 from attnrank.io import atomic_path
 from attnrank.jobs.base import canonical_json
 from attnrank.provenance import CHECKPOINT_SUFFIX
+from attnrank.recovery import stop_if_orphaned
 
 log = logging.getLogger("attnrank.checkpoint")
 
@@ -168,3 +170,4 @@ class Phase:
                     "extra": None if self.extra is None else self.extra[0]()}, buf)
         self.checkpoint.phases[self.name] = {"step": step, "state": buf.getvalue()}
         self.checkpoint.save()
+        stop_if_orphaned(f"the checkpoint {self.checkpoint.path} (step {step})")

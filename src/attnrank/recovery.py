@@ -12,6 +12,10 @@ host. It then stops the orphaned jobs of dead runs that run in this folder (SIGT
 after ``timeout`` s; a training job keeps its checkpoint and the rerun resumes it) and removes
 the locks. Incomplete outputs are then rerun by ``rerun-incomplete`` (profiles/default).
 
+A training job also stops by itself once the Snakemake that started it is gone
+(``stop_if_orphaned``, called after each checkpoint save): it keeps its checkpoint, so the rerun
+resumes it, rather than finishing work whose outputs the rerun would discard as incomplete.
+
 Linux only (``/proc``); elsewhere nothing is found and Snakemake's own message stands.
 """
 
@@ -87,6 +91,19 @@ def processes(proc: Path = PROC) -> list[Proc]:
                    None)
         out.append(Proc(int(d.name), cwd, argv, run))
     return out
+
+
+class OrphanedJob(RuntimeError):
+    """The Snakemake run that started this job is gone."""
+
+
+def stop_if_orphaned(where: str, proc: Path = PROC) -> None:
+    """Raise OrphanedJob when this process carries the mark of a run that is no longer alive
+    (a job of a killed Snakemake); ``where`` says what is kept (e.g. the checkpoint and step)."""
+    run = os.environ.get(RUN_ENV)
+    if run and not run_alive(run, proc):
+        raise OrphanedJob(f"the Snakemake that started this job ({run}) is gone: stopping; "
+                          f"{where} is kept, run the same command again to resume")
 
 
 def mark_run() -> str:
