@@ -11,6 +11,9 @@ problem is put in one category:
   parameters differ from what this checkout and config would produce; or something upstream
   of the artifact has a finding (its downstream can no longer be trusted).
 - **orphaned**: the current DAG no longer produces this artifact.
+- **interrupted**: a file an unfinished job left: a training checkpoint ``X.ckpt`` (rerun the same
+  command to resume the job) or a temporary file ``.X.*.tmp*`` of a killed atomic write. Neither
+  is an artifact; the next run of the job removes them.
 
 Paths are relative to the run folder; the report is a short human summary plus JSON.
 """
@@ -27,10 +30,10 @@ from typing import Any
 from attnrank.codehash import step_code_hash
 from attnrank.jobs.base import params_hash
 from attnrank.plan import NON_ARTIFACTS, Plan, build_plan
-from attnrank.provenance import SIDECAR_SUFFIX, read_json_object, sha256_file
+from attnrank.provenance import CHECKPOINT_SUFFIX, SIDECAR_SUFFIX, read_json_object, sha256_file
 from attnrank.reference import load_manifest
 
-CATEGORIES = ("missing", "modified", "broken chain", "stale", "orphaned")
+CATEGORIES = ("missing", "modified", "broken chain", "stale", "orphaned", "interrupted")
 
 
 @dataclass(frozen=True)
@@ -91,20 +94,33 @@ def load_config(path: str | Path) -> dict[str, Any]:
     return config
 
 
-def _files(run: Path) -> tuple[set[str], set[str]]:
-    """(artifacts, sidecars) under ``run``, relative posix paths; reports are skipped."""
-    artifacts, sidecars = set(), set()
+def leftover(name: str) -> str | None:
+    """Why a file named ``name`` is what an unfinished job left (None: it is not)."""
+    if name.endswith(CHECKPOINT_SUFFIX):
+        return (f"checkpoint of an unfinished training job ({name[:-len(CHECKPOINT_SUFFIX)]}): "
+                "rerun the same command to resume it, or delete it")
+    if name.startswith(".") and ".tmp" in name:
+        return "temporary file of an interrupted write: rerun the job, or delete it"
+    return None
+
+
+def _files(run: Path) -> tuple[set[str], set[str], dict[str, str]]:
+    """(artifacts, sidecars, leftovers of unfinished jobs → why) under ``run``, relative posix
+    paths; reports are skipped."""
+    artifacts, sidecars, leftovers = set(), set(), {}
     for p in run.rglob("*"):
         if not p.is_file():
             continue
         rel = p.relative_to(run).as_posix()
         if rel in NON_ARTIFACTS:
             continue
-        if rel.endswith(SIDECAR_SUFFIX):
+        if (why := leftover(p.name)) is not None:
+            leftovers[rel] = why
+        elif rel.endswith(SIDECAR_SUFFIX):
             sidecars.add(rel[: -len(SIDECAR_SUFFIX)])
         else:
             artifacts.add(rel)
-    return artifacts, sidecars
+    return artifacts, sidecars, leftovers
 
 
 def _scale_of(run: Path, sidecars: dict[str, dict[str, Any]], config: dict[str, Any]) -> str:
@@ -131,13 +147,16 @@ def audit_run(run: str | Path, config: dict[str, Any], scale: str | None = None,
     run = Path(run)
     if not run.is_dir():
         raise FileNotFoundError(f"run folder not found: {run}")
-    artifacts, sidecar_names = _files(run)
+    artifacts, sidecar_names, leftovers = _files(run)
     manifest = load_manifest(run) or {}
     sidecar_only = set(manifest.get("sidecar_only", {}))
     findings: dict[str, Finding] = {}
 
     def flag(path: str, category: str, detail: str) -> None:
         findings.setdefault(path, Finding(path, category, detail))
+
+    for rel, why in sorted(leftovers.items()):
+        flag(rel, "interrupted", why)
 
     records: dict[str, dict[str, Any]] = {}
     for rel in sorted(sidecar_names):

@@ -15,6 +15,7 @@ from __future__ import annotations
 import argparse
 import json
 import logging
+import os
 import sys
 import traceback
 from collections.abc import Sequence
@@ -230,6 +231,31 @@ def _device_name(device: Any) -> str:
     return str(device) if device.type == "cpu" else torch.cuda.get_device_name(device)
 
 
+CHECKPOINT_ENV = "ATTNRANK_CHECKPOINT_EVERY"
+
+
+def _checkpoint_every(text: str) -> int:
+    try:
+        value = int(text)
+    except ValueError:
+        value = -1
+    if value < 0:
+        raise argparse.ArgumentTypeError(f"expected an integer ≥ 0 (0 disables), got {text!r}")
+    return value
+
+
+def _checkpoint(a: argparse.Namespace, run: Any, first_output: str, device: Any) -> Any:
+    """The training job's checkpoint beside its first output (attnrank.checkpoint), keyed by the
+    step, its parameters and code hash, torch, the device and the thread count."""
+    import torch
+
+    from attnrank.checkpoint import Checkpoint, checkpoint_key, checkpoint_path
+
+    key = checkpoint_key(run.step, run.params, run.code["step_sha256"], _device_name(device),
+                         torch.get_num_threads())
+    return Checkpoint.open(checkpoint_path(first_output), key, a.checkpoint_every)
+
+
 def _seed(job: Any) -> dict[str, Any]:
     return {"scheme": "(experiment, task instance, seed index, role)",
             "experiment": job.experiment, "instance": job.instance, "seeds": job.seeds}
@@ -247,10 +273,12 @@ def cmd_minip_train(a: argparse.Namespace) -> None:
     device = resolve_device(a.device)
     run = Run("minip_train", job.to_dict(), [], a.wildcards, rule=a.rule)
     log.info("minip %s/%s on %s", job.experiment, job.instance, device)
-    metrics, weights = run_job(job.to_dict(), device)
+    ckpt = _checkpoint(a, run, a.metrics, device)
+    metrics, weights = run_job(job.to_dict(), device, ckpt)
     write_table(metrics, a.metrics)
     write_npz(weights, a.weights)
     run.finish([a.metrics, a.weights], device=_device_name(device), seed=_seed(job))
+    ckpt.remove()
 
 
 def cmd_minip_capacity(a: argparse.Namespace) -> None:
@@ -264,8 +292,10 @@ def cmd_minip_capacity(a: argparse.Namespace) -> None:
     _threads(a.threads)
     device = resolve_device(a.device)
     run = Run("minip_capacity_train", job.to_dict(), [], a.wildcards, rule=a.rule)
-    write_table(run_capacity(job.to_dict(), device), a.metrics)
+    ckpt = _checkpoint(a, run, a.metrics, device)
+    write_table(run_capacity(job.to_dict(), device, ckpt), a.metrics)
     run.finish([a.metrics], device=_device_name(device), seed=_seed(job))
+    ckpt.remove()
 
 
 def cmd_minip_constructions(a: argparse.Namespace) -> None:
@@ -327,10 +357,12 @@ def cmd_minip_restarts(a: argparse.Namespace) -> None:
     run = Run("minip_restarts", job.to_dict(), [], a.wildcards, rule=a.rule)
     log.info("minip restarts %s (%s/%s %s) on %s", job.case, job.train.experiment,
              job.train.instance, job.model, device)
-    write_table(run_restarts(job.to_dict(), device), a.metrics)
+    ckpt = _checkpoint(a, run, a.metrics, device)
+    write_table(run_restarts(job.to_dict(), device, ckpt), a.metrics)
     run.finish([a.metrics], device=_device_name(device),
                seed=_seed(job.train) | {"seeds": job.seeds, "role": "the training job's init "
                                         "and data stream"})
+    ckpt.remove()
 
 
 def cmd_minip_restarts_tables(a: argparse.Namespace) -> None:
@@ -366,10 +398,12 @@ def cmd_entropic_train(a: argparse.Namespace) -> None:
     run = Run(step, job.to_dict(), [], a.wildcards, rule=a.rule)
     log.info("entropic %s/%s on %s", exp, job.instance, device)
     module = importlib.import_module(f"attnrank.experiments.entropic_{exp}")
-    metrics, weights = module.run_job(job.to_dict(), device)
+    ckpt = _checkpoint(a, run, a.metrics, device)
+    metrics, weights = module.run_job(job.to_dict(), device, ckpt)
     write_table(metrics, a.metrics)
     write_npz(weights, a.weights)
     run.finish([a.metrics, a.weights], device=_device_name(device), seed=_seed(job))
+    ckpt.remove()
 
 
 def cmd_entropic_predict(a: argparse.Namespace) -> None:
@@ -413,7 +447,8 @@ def cmd_language_train(a: argparse.Namespace) -> None:
     device = resolve_device(a.device)
     run = Run("language_train", job.to_dict(), [], a.wildcards, rule=a.rule)
     log.info("language %s on %s", job.corpus, device)
-    ranks, loss, weights = run_job(job.to_dict(), device)
+    ckpt = _checkpoint(a, run, a.ranks, device)
+    ranks, loss, weights = run_job(job.to_dict(), device, ckpt)
     write_table(ranks, a.ranks)
     write_table(loss, a.loss)
     write_npz(weights, a.weights)
@@ -421,6 +456,7 @@ def cmd_language_train(a: argparse.Namespace) -> None:
                seed={"scheme": "init (language, init, seed index); batches (language, corpus, "
                      "seed index, batches)", "corpus": job.corpus, "seeds": job.seeds,
                      "seed_offset": job.seed_offset})
+    ckpt.remove()
 
 
 def cmd_table(a: argparse.Namespace) -> None:
@@ -568,13 +604,42 @@ def cmd_readme_times(a: argparse.Namespace) -> int:
     return _report_section(a, changed, "time table", a.summary, "make bench")
 
 
+def _output(p: argparse.ArgumentParser, flag: str, required: bool = True, help: str | None = None,
+            companions: tuple[str, ...] = ()) -> None:
+    """An output path of a step. Before the step runs, what an interrupted run left for it is
+    cleared (``provenance.clear_interrupted``), also for each companion file (the same path with
+    another suffix, e.g. a figure's .png beside its .pdf)."""
+    action = p.add_argument(flag, required=required, default=None, help=help)
+    p.set_defaults(outputs_=[*(p.get_default("outputs_") or []), (action.dest, companions)])
+
+
+def _output_paths(args: argparse.Namespace) -> list[Path]:
+    """Every output path (with its companions) of the parsed step command."""
+    paths = []
+    for dest, companions in getattr(args, "outputs_", None) or []:
+        value = getattr(args, dest)
+        if value:
+            paths += [Path(value), *(Path(value).with_suffix(s) for s in companions)]
+    return paths
+
+
 def _training(p: argparse.ArgumentParser, weights: bool = True) -> None:
     """Outputs and device options shared by the training commands."""
-    p.add_argument("--metrics", required=True, help="output metrics table (.parquet)")
+    _output(p, "--metrics", help="output metrics table (.parquet)")
     if weights:
-        p.add_argument("--weights", required=True, help="output final weights (.npz)")
+        _output(p, "--weights", help="output final weights (.npz)")
+    _device_options(p)
+
+
+def _device_options(p: argparse.ArgumentParser) -> None:
+    """Device, threads and checkpoint interval of a training command."""
     p.add_argument("--device", default="auto", choices=["auto", "cpu", "cuda"])
     p.add_argument("--threads", type=int, default=1)
+    p.add_argument("--checkpoint-every", type=_checkpoint_every,
+                   default=os.environ.get(CHECKPOINT_ENV, "0"),
+                   help="save a checkpoint beside the first output every N steps and resume from "
+                   f"it when rerun (0: never; default: ${CHECKPOINT_ENV}, which the workflow sets "
+                   "from config checkpoint_every, else 0)")
 
 
 def build_parser() -> argparse.ArgumentParser:
@@ -595,15 +660,15 @@ def build_parser() -> argparse.ArgumentParser:
 
     p = sub.add_parser("minip-constructions", help="evaluate the hand-built constructions")
     _common(p)
-    p.add_argument("--out", required=True)
+    _output(p, "--out")
     p.add_argument("--threads", type=int, default=1)
     p.set_defaults(func=cmd_minip_constructions)
 
     p = sub.add_parser("minip-information-bound", help="B5 transcript bound table")
     _common(p)
     p.add_argument("--inputs", nargs="+", required=True)
-    p.add_argument("--out", required=True)
-    p.add_argument("--csv", required=True)
+    _output(p, "--out")
+    _output(p, "--csv")
     p.set_defaults(func=cmd_minip_information_bound)
 
     p = sub.add_parser("minip-witness-families", help="the witness-families table: every "
@@ -611,9 +676,9 @@ def build_parser() -> argparse.ArgumentParser:
     _common(p)
     p.add_argument("--inputs", nargs="+", required=True,
                    help="metrics (.parquet) then weights (.npz) of every family, in the job's order")
-    p.add_argument("--out", required=True, help="the per (family, rank, seed) table (.parquet)")
-    p.add_argument("--summary", required=True, help="the per-family summary (.parquet)")
-    p.add_argument("--csv", required=True, help="the summary again as CSV (the report)")
+    _output(p, "--out", help="the per (family, rank, seed) table (.parquet)")
+    _output(p, "--summary", help="the per-family summary (.parquet)")
+    _output(p, "--csv", help="the summary again as CSV (the report)")
     p.add_argument("--threads", type=int, default=1)
     p.set_defaults(func=cmd_minip_witness_families)
 
@@ -627,9 +692,9 @@ def build_parser() -> argparse.ArgumentParser:
                        "per case × variant which seeds pass and which failing seeds recover")
     _common(p)
     p.add_argument("--inputs", nargs="+", required=True, help="every case's metrics (.parquet)")
-    p.add_argument("--out", required=True, help="every logged row (.parquet)")
-    p.add_argument("--summary", required=True, help="the per case × variant summary (.parquet)")
-    p.add_argument("--csv", required=True, help="the summary again as CSV (the report)")
+    _output(p, "--out", help="every logged row (.parquet)")
+    _output(p, "--summary", help="the per case × variant summary (.parquet)")
+    _output(p, "--csv", help="the summary again as CSV (the report)")
     p.set_defaults(func=cmd_minip_restarts_tables)
 
     p = sub.add_parser("entropic-train", help="Paper A: train one job (surrogate, ladder rung or "
@@ -640,48 +705,47 @@ def build_parser() -> argparse.ArgumentParser:
 
     p = sub.add_parser("entropic-predict", help="Paper A (A4): data-only rank estimators of one teacher")
     _common(p)
-    p.add_argument("--out", required=True, help="output estimates table (.parquet)")
-    p.add_argument("--spectra", required=True, help="output singular values (.npz)")
+    _output(p, "--out", help="output estimates table (.parquet)")
+    _output(p, "--spectra", help="output singular values (.npz)")
     p.add_argument("--threads", type=int, default=1)
     p.set_defaults(func=cmd_entropic_predict)
 
     p = sub.add_parser("language-corpora", help="Paper A (appendix B): the corpora table (every "
                        "corpus of the scale: source, size, sha256, complexity measures)")
     _common(p)
-    p.add_argument("--out", required=True, help="output table (.parquet)")
-    p.add_argument("--csv", required=True, help="the table again as CSV (the report)")
+    _output(p, "--out", help="output table (.parquet)")
+    _output(p, "--csv", help="the table again as CSV (the report)")
     p.set_defaults(func=cmd_language_corpora)
 
     p = sub.add_parser("language-train", help="Paper A (appendix B): train byte-level "
                        "Transformers on one corpus (every seed as one program); ranks and loss")
     _common(p)
-    p.add_argument("--ranks", required=True, help="output ranks table (.parquet)")
-    p.add_argument("--loss", required=True, help="output loss table (.parquet)")
-    p.add_argument("--weights", required=True, help="output final weights (.npz, float64)")
-    p.add_argument("--device", default="auto", choices=["auto", "cpu", "cuda"])
-    p.add_argument("--threads", type=int, default=1)
+    _output(p, "--ranks", help="output ranks table (.parquet)")
+    _output(p, "--loss", help="output loss table (.parquet)")
+    _output(p, "--weights", help="output final weights (.npz, float64)")
+    _device_options(p)
     p.set_defaults(func=cmd_language_train)
 
     p = sub.add_parser("table", help="concatenate metrics tables into one, keeping some rows "
                        '(--params {"select": all|final|selected, "max_rank_only": bool})')
     _common(p)
     p.add_argument("--inputs", nargs="+", required=True)
-    p.add_argument("--out", required=True)
+    _output(p, "--out")
     p.set_defaults(func=cmd_table)
 
     p = sub.add_parser("figure", help="draw one figure (PDF + PNG) from tables")
     _common(p)
     p.add_argument("name")
     p.add_argument("--inputs", nargs="+", required=True)
-    p.add_argument("--out", required=True, help="the .pdf path; the .png goes beside it")
+    _output(p, "--out", help="the .pdf path; the .png goes beside it", companions=(".png",))
     p.set_defaults(func=cmd_figure)
 
     p = sub.add_parser("claims", help="evaluate every paper claim on the result tables")
     _common(p)
     p.add_argument("--inputs", nargs="+", required=True)
-    p.add_argument("--md", required=True)
-    p.add_argument("--csv", required=True)
-    p.add_argument("--html", default=None, help="also write the verdicts as an HTML page")
+    _output(p, "--md")
+    _output(p, "--csv")
+    _output(p, "--html", required=False, help="also write the verdicts as an HTML page")
     p.set_defaults(func=cmd_claims)
 
     p = sub.add_parser("audit", help="check every artifact of a run against its sidecar, the "
@@ -758,6 +822,12 @@ def main(argv: Sequence[str] | None = None) -> int:
                 setattr(args, dest, json_object("--" + dest, getattr(args, dest)))
         check_outputs(args)
         check_inputs(args)
+        outputs = _output_paths(args)
+        if outputs:  # a step: clear what an interrupted run left for its outputs
+            from attnrank.provenance import clear_interrupted
+
+            for path in outputs:
+                clear_interrupted(path)
         rc = args.func(args)
     except Exception as err:
         message = user_error(err, args)

@@ -10,6 +10,7 @@ so a copy of that folder (``results/reference/``) can be audited on any machine.
 
 from __future__ import annotations
 
+import glob
 import hashlib
 import importlib.metadata
 import json
@@ -29,10 +30,11 @@ from typing import Any
 from attnrank.io import atomic_path
 from attnrank.jobs.base import canonical_json, params_hash
 
-__all__ = ["SIDECAR_SUFFIX", "Run", "atomic_path", "canonical_json", "params_hash", "read_sidecar",
-           "run_root", "sha256_file", "write_sidecar"]
+__all__ = ["CHECKPOINT_SUFFIX", "SIDECAR_SUFFIX", "Run", "atomic_path", "canonical_json", "clear_interrupted",
+           "params_hash", "read_sidecar", "run_root", "sha256_file", "write_sidecar"]
 
 SIDECAR_SUFFIX = ".prov.json"
+CHECKPOINT_SUFFIX = ".ckpt"  # a training job's checkpoint beside its first output (not an artifact)
 PACKAGE_DIR = Path(__file__).resolve().parent
 
 
@@ -110,8 +112,10 @@ def code_version(step: str | None = None, figure: str | None = None) -> dict[str
         try:
             commit = subprocess.run(["git", "-C", str(root), "rev-parse", "HEAD"],
                                     capture_output=True, text=True, timeout=10).stdout.strip() or None
-            status = subprocess.run(["git", "-C", str(root), "status", "--porcelain", "--",
-                                     "src", "workflow", "Snakefile", "config.yaml"],
+            # --no-optional-locks: a git killed by the timeout must not leave .git/index.lock
+            status = subprocess.run(["git", "--no-optional-locks", "-C", str(root), "status",
+                                     "--porcelain", "--", "src", "workflow", "Snakefile",
+                                     "config.yaml"],
                                     capture_output=True, text=True, timeout=10)
             dirty = bool(status.stdout.strip()) if status.returncode == 0 else None
         except (OSError, subprocess.SubprocessError):
@@ -211,6 +215,22 @@ def write_sidecar(path: str | Path, record: dict[str, Any]) -> Path:
     with atomic_path(side) as tmp:
         tmp.write_text(json.dumps(rec, indent=2, sort_keys=True, default=str) + "\n")
     return side
+
+
+def clear_interrupted(path: str | Path) -> list[Path]:
+    """Before a step writes artifact ``path``, remove what an interrupted run left for it: the
+    sidecar when the artifact is gone (Snakemake deletes a job's outputs, not their sidecars,
+    before it reruns the job, so a kill in between would leave the sidecar alone), and the
+    temporary files of killed atomic writes of the artifact, its sidecar and its training
+    checkpoint (``.<name>.*.tmp*``). Returns what was removed."""
+    path = Path(path)
+    gone = sorted(path.parent.glob(f".{glob.escape(path.name)}.*.tmp*"))
+    side = sidecar_path(path)
+    if side.exists() and not path.exists():
+        gone.append(side)
+    for p in gone:
+        p.unlink(missing_ok=True)
+    return gone
 
 
 def sidecar_path(path: str | Path) -> Path:

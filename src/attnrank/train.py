@@ -15,10 +15,13 @@ import math
 import time
 from collections.abc import Callable
 from dataclasses import dataclass
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import torch
 from torch import nn
+
+if TYPE_CHECKING:
+    from attnrank.checkpoint import Phase
 
 log = logging.getLogger("attnrank.train")
 
@@ -64,6 +67,18 @@ class TrainConfig:
         return 0.5 * (1.0 + math.cos(math.pi * progress))
 
 
+@dataclass(frozen=True)
+class Stream:
+    """A training stream: ``stream(step)`` → the batch of that step, drawn from ``generators``
+    (their states are what a checkpoint keeps of the stream; none for a fixed batch)."""
+
+    fn: Callable[[int], Any]
+    generators: tuple[torch.Generator, ...] = ()
+
+    def __call__(self, step: int) -> Any:
+        return self.fn(step)
+
+
 def resolve_device(device: str) -> torch.device:
     """'auto' → CUDA when visible, else CPU; 'cuda' without a GPU is an error."""
     if device == "auto":
@@ -85,21 +100,34 @@ def make_optimizer(params: list[nn.Parameter], cfg: TrainConfig) -> torch.optim.
 def train(model: nn.Module, batch_fn: Callable[[int], Any],
           loss_fn: Callable[[nn.Module, Any], torch.Tensor], cfg: TrainConfig,
           evaluate: Callable[[nn.Module, int], dict[str, torch.Tensor]] | None = None,
-          desc: str = "") -> list[dict[str, Any]]:
+          desc: str = "", checkpoint: Phase | None = None) -> list[dict[str, Any]]:
     """Train all M models of ``model`` together.
 
     batch_fn(step) → the batch for that step (its leading axis is the model axis);
     loss_fn(model, batch) → per-model losses, shape (M,);
-    evaluate(model, step) → dict of per-model metrics, each shape (M,), called at logged steps.
+    evaluate(model, step) → dict of per-model metrics, each shape (M,), called at logged steps;
+    checkpoint: this call's phase of the job's checkpoint (``attnrank.checkpoint``): a saved state
+    is resumed (model, optimizer, scheduler, logged rows, the stream's generators, extra state),
+    and the state is saved when ``checkpoint.due``; the rows and weights are the same bytes as
+    without it.
     Returns tidy rows: one per (logged step, model index) with ``train_loss`` and the metrics.
     """
     params = [p for p in model.parameters() if p.requires_grad]
     opt = make_optimizer(params, cfg)
     sched = torch.optim.lr_scheduler.LambdaLR(opt, cfg.lr_factor)
     rows: list[dict[str, Any]] = []
+    start = 0
+    saved = checkpoint.saved() if checkpoint is not None else None
+    if saved is not None:
+        model.load_state_dict(saved["model"])
+        opt.load_state_dict(saved["optimizer"])
+        sched.load_state_dict(saved["scheduler"])
+        rows, start = list(saved["rows"]), int(saved["step"])
+        log.info("%s resumed at step %d/%d from %s", desc, start, cfg.steps,
+                 checkpoint.checkpoint.path)
     t0 = time.perf_counter()
     last_report = t0
-    for step in range(cfg.steps):
+    for step in range(start, cfg.steps):
         batch = batch_fn(step)
         losses = loss_fn(model, batch)
         if losses.ndim != 1:
@@ -124,8 +152,10 @@ def train(model: nn.Module, batch_fn: Callable[[int], Any],
                 raise FloatingPointError(f"{desc}: non-finite loss or metric at step {done}")
             now = time.perf_counter()
             if now - last_report > 5 or done == cfg.steps:
-                rate = done / (now - t0)
+                rate = (done - start) / (now - t0)
                 log.info("%s step %d/%d  mean loss %.4g  %.0f steps/s", desc, done, cfg.steps,
                          float(losses.detach().mean()), rate)
                 last_report = now
+        if checkpoint is not None and checkpoint.due(done, cfg.steps):
+            checkpoint.record(done, model.state_dict(), opt.state_dict(), sched.state_dict(), rows)
     return rows

@@ -2,14 +2,17 @@
 # package: attnrank.registry (steps, tables, figures, claims) and attnrank.plan (per scale: what
 # each artifact is made from, with which parameters). The scale follows from the target path
 # (results/<scale>/...); `scale:` in the config only picks what `rule all` builds.
+import os
 import sys
 from pathlib import Path
 
 sys.path.insert(0, str(Path(workflow.basedir) / "src"))
+from attnrank.cli import CHECKPOINT_ENV  # noqa: E402
 from attnrank.codehash import step_code_hash  # noqa: E402
 from attnrank.jobs.language import corpus_files  # noqa: E402
 from attnrank.jobs.minip import MINIP_EXPERIMENTS  # noqa: E402
 from attnrank.plan import ENTROPIC_WILDCARD, build_plans  # noqa: E402
+from attnrank.recovery import mark_run, record_owner, recover  # noqa: E402
 from attnrank.registry import FIGURES, TABLES  # noqa: E402
 
 CONDA_ENV = "../../envs/attnrank.yaml"
@@ -20,6 +23,21 @@ try:
     PLANS = build_plans(config)
 except ValueError as err:
     raise WorkflowError(f"config: {err}") from None
+
+# Training jobs read the checkpoint interval from the environment, not from their command line
+# or params: changing checkpoint_every reruns nothing (the results do not depend on it).
+os.environ[CHECKPOINT_ENV] = str(config["checkpoint_every"])
+if workflow.is_main_process:
+    # A Snakemake killed in this folder left its locks (and maybe jobs) behind: remove them so
+    # the same command resumes the run (attnrank.recovery; a live run is never touched). Every job
+    # started from here carries this run's mark in its environment.
+    for line in recover():
+        print(f"attnrank: {line}", file=sys.stderr)
+    mark_run()
+
+
+onstart:
+    record_owner(Path.cwd())
 
 
 def planned_values(step, wildcard):

@@ -21,6 +21,7 @@ import numpy as np
 import pandas as pd
 import torch
 
+from attnrank.checkpoint import Checkpoint, phase_of
 from attnrank.experiments.entropic_common import (
     config_columns,
     instances,
@@ -88,7 +89,9 @@ def chunked_errors(model: torch.nn.Module, x: torch.Tensor, clean: torch.Tensor,
     return exc, mse
 
 
-def run_job(p: dict[str, Any], device: torch.device) -> tuple[pd.DataFrame, dict[str, np.ndarray]]:
+def run_job(p: dict[str, Any], device: torch.device, checkpoint: Checkpoint | None = None
+            ) -> tuple[pd.DataFrame, dict[str, np.ndarray]]:
+    """Train the job's students; ``checkpoint``: the job's checkpoint (resumed and saved)."""
     exp, inst_name = p["experiment"], p["instance"]
     insts = instances(p["r_star"], seed_indices(p))
     ranks = [int(r) for r in p["ranks"]]
@@ -119,7 +122,8 @@ def run_job(p: dict[str, Any], device: torch.device) -> tuple[pd.DataFrame, dict
         return {"excess": exc, "test_mse": mse, **rank_metrics(k, taus)}
 
     cfg = train_config(p)
-    rows = train(model, lambda step: None, loss_fn, cfg, evaluate, desc=f"{exp}/{inst_name}")
+    rows = train(model, lambda step: None, loss_fn, cfg, evaluate, desc=f"{exp}/{inst_name}",
+                 checkpoint=phase_of(checkpoint, "train"))
     labels = model_labels(insts, ranks)
     df = pd.DataFrame(rows)
     lab = pd.DataFrame(labels).iloc[df["model_index"].to_numpy()].reset_index(drop=True)

@@ -25,6 +25,7 @@ import numpy as np
 import pandas as pd
 import torch
 
+from attnrank.checkpoint import Checkpoint, phase_of
 from attnrank.experiments.entropic_attention import chunked_errors, chunked_mse
 from attnrank.experiments.entropic_common import config_columns, to_tensor, train_config
 from attnrank.experiments.entropic_surrogate import make_teacher, sample_sets
@@ -51,7 +52,9 @@ def build_rung(rung: str, p: dict[str, Any], seeds: list[int]) -> torch.nn.Modul
     return AttentionStudents(len(seeds), [d + pos], n, d, e, kind, std, gens, scale=scale, positions=pos)
 
 
-def run_job(p: dict[str, Any], device: torch.device) -> tuple[pd.DataFrame, dict[str, np.ndarray]]:
+def run_job(p: dict[str, Any], device: torch.device, checkpoint: Checkpoint | None = None
+            ) -> tuple[pd.DataFrame, dict[str, np.ndarray]]:
+    """Train the job's students; ``checkpoint``: the job's checkpoint (resumed and saved)."""
     rung = p["instance"]
     r_star = int(p["r_star"])
     seeds = seed_indices(p)
@@ -84,7 +87,8 @@ def run_job(p: dict[str, Any], device: torch.device) -> tuple[pd.DataFrame, dict
         return {"excess": exc, "test_mse": mse}
 
     cfg = train_config(p)
-    rows = train(model, lambda step: None, loss_fn, cfg, evaluate, desc=f"{p['experiment']}/{rung}")
+    rows = train(model, lambda step: None, loss_fn, cfg, evaluate, desc=f"{p['experiment']}/{rung}",
+                 checkpoint=phase_of(checkpoint, "train"))
     df = pd.DataFrame(rows).rename(columns={"model_index": "seed"})
     df.insert(0, "experiment", p["experiment"])
     df.insert(1, "rung", rung.split("_")[0])

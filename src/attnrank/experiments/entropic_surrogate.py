@@ -26,6 +26,7 @@ import numpy as np
 import pandas as pd
 import torch
 
+from attnrank.checkpoint import Checkpoint, phase_of
 from attnrank.experiments.entropic_common import (
     config_columns,
     instances,
@@ -60,7 +61,9 @@ def sample_sets(p: dict[str, Any], insts: list[tuple[int, int]], teachers: list[
     return out
 
 
-def run_job(p: dict[str, Any], device: torch.device) -> tuple[pd.DataFrame, dict[str, np.ndarray]]:
+def run_job(p: dict[str, Any], device: torch.device, checkpoint: Checkpoint | None = None
+            ) -> tuple[pd.DataFrame, dict[str, np.ndarray]]:
+    """Train the job's students; ``checkpoint``: the job's checkpoint (resumed and saved)."""
     exp, optimizer = p["experiment"], p["optimizer"]
     insts = instances(p["r_star"], seed_indices(p))
     ranks = [int(r) for r in p["ranks"]]
@@ -98,7 +101,8 @@ def run_job(p: dict[str, Any], device: torch.device) -> tuple[pd.DataFrame, dict
                 "excess_population": pop.reshape(-1), **rank_metrics(a.reshape(-1, n, n), taus)}
 
     cfg = train_config(p, optimizer)
-    rows = train(model, lambda step: None, loss_fn, cfg, evaluate, desc=f"{exp}/{optimizer}")
+    rows = train(model, lambda step: None, loss_fn, cfg, evaluate, desc=f"{exp}/{optimizer}",
+                 checkpoint=phase_of(checkpoint, "train"))
     labels = model_labels(insts, ranks)
     df = pd.DataFrame(rows)
     lab = pd.DataFrame(labels).iloc[df["model_index"].to_numpy()].reset_index(drop=True)

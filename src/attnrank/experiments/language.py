@@ -37,6 +37,7 @@ import numpy as np
 import pandas as pd
 import torch
 
+from attnrank.checkpoint import Checkpoint, phase_of
 from attnrank.models.language import ByteTransformers, bits_per_byte
 from attnrank.rank import energy_effective_rank, entropy_effective_rank, numerical_rank, stable_rank
 from attnrank.seeding import numpy_rng, seed_indices, torch_generator
@@ -115,9 +116,10 @@ def tidy_ranks(step: int, seeds: list[int], static: np.ndarray, realized: np.nda
     return pd.concat(frames, ignore_index=True)
 
 
-def run_job(p: dict[str, Any], device: torch.device
+def run_job(p: dict[str, Any], device: torch.device, checkpoint: Checkpoint | None = None
             ) -> tuple[pd.DataFrame, pd.DataFrame, dict[str, np.ndarray]]:
-    """Train every seed of one corpus; returns (ranks table, loss table, final weights)."""
+    """Train every seed of one corpus; returns (ranks table, loss table, final weights).
+    ``checkpoint``: the job's checkpoint (resumed and saved, with the rank rows logged so far)."""
     corpus, context = str(p["corpus"]), int(p["context"])
     seeds = seed_indices(p)
     taus = tuple(float(t) for t in p["taus"])
@@ -168,7 +170,12 @@ def run_job(p: dict[str, Any], device: torch.device
         model.train()
     cfg = TrainConfig(steps=int(p["steps"]), lr=float(p["lr"]), warmup=float(p["warmup"]),
                       log_every=int(p["log_every"]))
-    rows = train(model, batch_fn, loss_fn, cfg, evaluate, desc=f"language/{corpus}")
+    def set_frames(frames: list[pd.DataFrame]) -> None:
+        rank_frames[:] = frames
+
+    rows = train(model, batch_fn, loss_fn, cfg, evaluate, desc=f"language/{corpus}",
+                 checkpoint=phase_of(checkpoint, "train", extra=(lambda: list(rank_frames),
+                                                                 set_frames)))
     loss = pd.DataFrame(
         [{"step": 0, "model_index": k, "train_loss": float(first["train_loss"][k]),
           "val_loss": float(first["val_loss"][k])} for k in range(len(seeds))] + rows)

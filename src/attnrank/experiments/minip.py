@@ -13,7 +13,6 @@ A job's parameters (one JSON object, resolved by the workflow from config.yaml) 
 from __future__ import annotations
 
 import logging
-from collections.abc import Callable
 from typing import Any, NamedTuple
 
 import numpy as np
@@ -21,6 +20,7 @@ import pandas as pd
 import torch
 from torch import nn
 
+from attnrank.checkpoint import Checkpoint, phase_of
 from attnrank.models.kernel import (
     DenseAttention,
     KernelAttention,
@@ -39,7 +39,7 @@ from attnrank.tasks.minip import (
     token_vocab,
     witness_family,
 )
-from attnrank.train import TrainConfig, train
+from attnrank.train import Stream, TrainConfig, train
 
 log = logging.getLogger("attnrank.minip")
 
@@ -188,15 +188,16 @@ class JobData:
         return torch.stack([torch.randint(0, self.vocab.shape[0], (batch, self.n_tokens),
                                           generator=g) for g in gens])
 
-    def batch_fn(self) -> Callable[[int], MinIPBatch]:
-        """The training stream, one per job (every group trains on it): step → MinIPBatch."""
+    def batch_fn(self) -> Stream:
+        """The training stream, one per job (every group trains on it): step → MinIPBatch, with
+        the generators it draws from (none for a fixed batch)."""
         p, exp, inst = self.params, self.params["experiment"], self.params["instance"]
         batch = int(p["batch"])
         dev = self.device
         if self.kind == "witness" or (self.kind == "pools" and batch == 0):
             fixed = (self.eval_sets["test"] if self.kind == "witness"
                      else self._to_batch(self.pool.to(dev)))
-            return lambda step: fixed
+            return Stream(lambda step: fixed)
         if batch < 1:
             raise ValueError("batch must be ≥ 1 for random tokens (0 means full batch for "
                              "finite families)")
@@ -210,14 +211,14 @@ class JobData:
                 idx = idx.reshape(*idx.shape, *([1] * (pool.ndim - 2)))
                 return self._to_batch(torch.gather(pool, 1, idx.expand(-1, -1, *pool.shape[2:]))
                                       .to(dev))
-            return pool_batch
+            return Stream(pool_batch, tuple(gens))
 
         def random_batch(step: int) -> MinIPBatch:
             if self.vocab is not None:
                 return self._batch(self._random_ids(gens, batch).to(dev))
             return bits_batch(sample_sequences(gens, batch, self.n_tokens, self.m, self.tokens)
                               .to(dev))
-        return random_batch
+        return Stream(random_batch, tuple(gens))
 
     def _to_batch(self, tokens: torch.Tensor) -> MinIPBatch:
         """Pool sequences (ids when a vocabulary exists, else bits) as a batch."""
@@ -275,10 +276,10 @@ class GroupedHeads(nn.Module):
         return out
 
 
-def run_job(params: dict[str, Any], device: torch.device
+def run_job(params: dict[str, Any], device: torch.device, checkpoint: Checkpoint | None = None
             ) -> tuple[pd.DataFrame, dict[str, np.ndarray]]:
     """Train every group of the job together; return (metrics rows, final weights by
-    'tag/param')."""
+    'tag/param'). ``checkpoint``: the job's checkpoint (resumed and saved; attnrank.checkpoint)."""
     data = JobData(params, device)
     if params["feature_map"] == "table" and data.vocab is None:
         raise ValueError(f"feature_map 'table' needs m ≤ {MAX_VOCAB_BITS}, got m={data.m}")
@@ -294,9 +295,11 @@ def run_job(params: dict[str, Any], device: torch.device
     model = GroupedHeads(heads).to(device)
     log.info("%s/%s: %d groups × %d seeds, %s path", params["experiment"], params["instance"],
              len(groups), len(data.seeds), "vocabulary" if data.vocab_path else "direct")
-    rows = train(model, data.batch_fn(), lambda mdl, batch: mdl.loss(batch), cfg,
+    stream = data.batch_fn()
+    rows = train(model, stream, lambda mdl, batch: mdl.loss(batch), cfg,
                  lambda mdl, step: mdl.evaluate(data.eval_sets),
-                 desc=f"{params['experiment']}/{params['instance']}")
+                 desc=f"{params['experiment']}/{params['instance']}",
+                 checkpoint=phase_of(checkpoint, "train", stream.generators))
     df = pd.DataFrame(rows)
     group, slot = np.divmod(df.pop("model_index").to_numpy(), len(data.seeds))
     df.insert(1, "seed", np.asarray(data.seeds)[slot])

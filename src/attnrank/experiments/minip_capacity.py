@@ -18,6 +18,7 @@ import numpy as np
 import pandas as pd
 import torch
 
+from attnrank.checkpoint import Checkpoint, phase_of
 from attnrank.experiments.minip import JobData, _mse, build_model, evaluate_in_chunks
 from attnrank.models.kernel import KernelAttention
 from attnrank.train import TrainConfig, train
@@ -44,9 +45,11 @@ def set_vocab_construction(model: KernelAttention, vocab: torch.Tensor, beta: fl
         model.b_out.zero_()
 
 
-def run_capacity(params: dict[str, Any], device: torch.device) -> pd.DataFrame:
+def run_capacity(params: dict[str, Any], device: torch.device,
+                 checkpoint: Checkpoint | None = None) -> pd.DataFrame:
     """params: experiment, instance (one of INSTANCES), seeds, data (random, table-able m),
-    lr, warmup, log_every, batch, steps, long_steps, beta, eval_sequences."""
+    lr, warmup, log_every, batch, steps, long_steps, beta, eval_sequences. ``checkpoint``: the
+    job's checkpoint (resumed and saved; attnrank.checkpoint)."""
     inst = params["instance"]
     if inst not in INSTANCES:
         raise ValueError(f"capacity instance must be one of {INSTANCES}, got {inst!r}")
@@ -67,7 +70,9 @@ def run_capacity(params: dict[str, Any], device: torch.device) -> pd.DataFrame:
         start = {k: v.cpu().numpy() for k, v in evaluate(model, 0).items()}
     cfg = TrainConfig(steps=steps, lr=float(params["lr"]), warmup=float(params["warmup"]),
                       log_every=int(params["log_every"]))
-    rows = train(model, data.batch_fn(), _mse, cfg, evaluate, desc=f"capacity/{inst}")
+    stream = data.batch_fn()
+    rows = train(model, stream, _mse, cfg, evaluate, desc=f"capacity/{inst}",
+                 checkpoint=phase_of(checkpoint, "train", stream.generators))
     rows += [{"step": 0, "model_index": k, "train_loss": np.nan,
               **{name: float(v[k]) for name, v in start.items()}} for k in range(len(data.seeds))]
     df = pd.DataFrame(rows)

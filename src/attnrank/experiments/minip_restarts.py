@@ -33,6 +33,7 @@ from torch.optim.optimizer import (
     register_optimizer_step_pre_hook,
 )
 
+from attnrank.checkpoint import Checkpoint, phase_of
 from attnrank.experiments.minip import GroupedHeads, JobData, build_model
 from attnrank.tasks.minip import MAX_VOCAB_BITS
 from attnrank.train import TrainConfig, train
@@ -83,10 +84,12 @@ def lr_factors(heads: Sequence[nn.Module], factors: Sequence[float]) -> Iterator
             h.remove()
 
 
-def run_restarts(params: dict[str, Any], device: torch.device) -> pd.DataFrame:
+def run_restarts(params: dict[str, Any], device: torch.device,
+                 checkpoint: Checkpoint | None = None) -> pd.DataFrame:
     """Train the case's model under every variant on every seed; return the tidy rows: one per
     (variant, logged step, seed) with the case's names, the factors, ``train_loss``, the held-out
-    metrics, ``final`` and the case's criterion (claim, metric, rule, threshold) as columns."""
+    metrics, ``final`` and the case's criterion (claim, metric, rule, threshold) as columns.
+    ``checkpoint``: the job's checkpoint, one phase per program (``x<step factor>``)."""
     base = params["train"]
     job = base | {"seeds": int(params["seeds"]), "log_every": int(params["log_every"])}
     data = JobData(job, device)
@@ -104,10 +107,12 @@ def run_restarts(params: dict[str, Any], device: torch.device) -> pd.DataFrame:
                           warmup=float(job["warmup"]), log_every=int(job["log_every"]))
         log.info("%s: %s × %d seeds, %d steps", params["case"], ", ".join(heads), len(data.seeds),
                  cfg.steps)
+        stream = data.batch_fn()
         with lr_factors(list(model.heads), [v["lr_factor"] for v in group]):
-            rows = train(model, data.batch_fn(), lambda mdl, batch: mdl.loss(batch), cfg,
+            rows = train(model, stream, lambda mdl, batch: mdl.loss(batch), cfg,
                          lambda mdl, step: mdl.evaluate(data.eval_sets),
-                         desc=f"{params['case']} ×{step_factor} steps")
+                         desc=f"{params['case']} ×{step_factor} steps",
+                         checkpoint=phase_of(checkpoint, f"x{step_factor}", stream.generators))
         df = pd.DataFrame(rows)
         head, slot = np.divmod(df.pop("model_index").to_numpy(), len(data.seeds))
         df.insert(0, "seed", np.asarray(data.seeds)[slot])

@@ -1,0 +1,74 @@
+"""Snakemake itself SIGKILLed during a smoke DAG (appendix B: two training jobs and a table): the
+same command, run again with no extra flag, removes the stale lock, the jobs the killed run left
+behind stop, the rerun resumes from their checkpoints and ends with the bytes of an uninterrupted run;
+nothing is left over (no checkpoint, no temporary file, no sidecar without its artifact)."""
+
+from __future__ import annotations
+
+import os
+import signal
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import pytest
+from conftest import copy_repo
+
+from attnrank.provenance import SIDECAR_SUFFIX
+
+pytestmark = pytest.mark.slow
+SNAKEMAKE = str(Path(sys.executable).with_name("snakemake"))
+TARGETS = ["results/smoke/tables/language_loss.parquet"]
+
+
+def _command() -> list[str]:
+    """The user's command: no recovery flag (profiles/default supplies rerun-incomplete)."""
+    return [SNAKEMAKE, *TARGETS, "--cores", "2", "--config", "scale=smoke", "checkpoint_every=10"]
+
+
+def _env() -> dict[str, str]:
+    return dict(os.environ, PATH=f"{Path(sys.executable).parent}{os.pathsep}{os.environ['PATH']}")
+
+
+def _files(work: Path) -> dict[str, bytes]:
+    """Every file under results/ (sidecars aside: they record times)."""
+    return {p.relative_to(work).as_posix(): p.read_bytes() for p in (work / "results").rglob("*")
+            if p.is_file() and not p.name.endswith(SIDECAR_SUFFIX)}
+
+
+def test_the_same_command_resumes_a_killed_snakemake(tmp_path):
+    plain, killed = tmp_path / "plain", tmp_path / "killed"
+    for work in (plain, killed):
+        work.mkdir()
+        copy_repo(work)
+    res = subprocess.run(_command(), cwd=plain, env=_env(), capture_output=True, text=True,
+                         timeout=1800)
+    assert res.returncode == 0, res.stderr[-5000:]
+
+    proc = subprocess.Popen(_command(), cwd=killed, env=_env(), stdout=subprocess.DEVNULL,
+                            stderr=subprocess.DEVNULL)
+    deadline = time.monotonic() + 900
+    while proc.poll() is None and time.monotonic() < deadline and not list(
+            (killed / "results").rglob("*.ckpt")):
+        time.sleep(0.02)
+    os.kill(proc.pid, signal.SIGKILL)  # Snakemake only: its jobs run on as orphans
+    proc.wait()
+    assert proc.returncode == -signal.SIGKILL, "the DAG ended before it could be killed"
+    assert list((killed / ".snakemake" / "locks").glob("*.lock")), "no stale lock to recover"
+
+    res = subprocess.run(_command(), cwd=killed, env=_env(), capture_output=True, text=True,
+                         timeout=1800)
+    assert res.returncode == 0, res.stderr[-5000:]
+    assert "removed the stale lock of a killed Snakemake" in res.stderr
+    # the killed run's jobs stopped (by themselves at their next checkpoint, or stopped by the
+    # rerun) and the rerun went on from their checkpoints
+    logs = "".join(p.read_text() for p in (killed / "logs" / "smoke").rglob("*.log"))
+    assert "resumed at step" in logs
+
+    got, want = _files(killed), _files(plain)
+    assert sorted(got) == sorted(want)
+    assert [k for k in want if got[k] != want[k]] == []
+    sidecars = {p.relative_to(killed).as_posix()[: -len(SIDECAR_SUFFIX)]
+                for p in (killed / "results").rglob("*" + SIDECAR_SUFFIX)}
+    assert sidecars == set(got)  # every artifact has its sidecar, no sidecar is alone
