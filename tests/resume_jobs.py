@@ -20,7 +20,7 @@ CASES = {
     "minip_pools": ("minip_train", {"experiment": "ood", "instance": "small"}),
     "minip_witness": ("minip_train", {"experiment": "witness", "instance": "table"}),
     "capacity": ("minip_capacity_train", {"instance": "scratch"}),
-    "restarts": ("minip_restarts", {}),
+    "restarts": ("minip_restarts_train", {}),
     "surrogate": ("entropic_surrogate_train", {"optimizer": "adam"}),
     "surrogate_gd": ("entropic_surrogate_train", {"optimizer": "gd"}),
     "ladder": ("entropic_ladder_train", {"rung": "B1_pos"}),
@@ -36,7 +36,7 @@ def job_params(case: str) -> tuple[str, dict[str, Any]]:
     run = next(r for r in plan.runs if r.step == step
                and all(r.wildcards.get(k) == v for k, v in wildcards.items()))
     p = dict(run.params)
-    if step == "minip_restarts":
+    if step == "minip_restarts_train":
         p["train"] = dict(p["train"], steps=STEPS)
         p["log_every"] = STEPS // 4
     else:
@@ -52,7 +52,7 @@ def runner(step: str) -> Callable[..., Any]:
         return importlib.import_module("attnrank.experiments.minip").run_job
     if step == "minip_capacity_train":
         return importlib.import_module("attnrank.experiments.minip_capacity").run_capacity
-    if step == "minip_restarts":
+    if step == "minip_restarts_train":
         return importlib.import_module("attnrank.experiments.minip_restarts").run_restarts
     if step == "language_train":
         return importlib.import_module("attnrank.experiments.language").run_job

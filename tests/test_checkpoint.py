@@ -183,7 +183,7 @@ def test_a_killed_job_resumes_to_the_same_tables_and_weights(tmp_path, monkeypat
     run = runner(step)
     tables, weights = _outputs(run(params, CPU))
     path = tmp_path / "out.parquet.ckpt"
-    kill_at = 7 if step == "minip_restarts" else 2  # restarts: 24 steps (5 saves), then 48
+    kill_at = 7 if step == "minip_restarts_train" else 2  # restarts: 24 steps (5 saves), then 48
     kill_after_save(monkeypatch, kill_at)
     with pytest.raises(Killed):
         run(params, CPU, Checkpoint.open(path, KEY, every=5))
@@ -191,10 +191,10 @@ def test_a_killed_job_resumes_to_the_same_tables_and_weights(tmp_path, monkeypat
     assert path.exists()
     ckpt = Checkpoint.open(path, KEY, every=5)
     saved = {name: p["step"] for name, p in ckpt.phases.items()}
-    assert saved == ({"x1": 24, "x2": 10} if step == "minip_restarts" else {"train": 10})
+    assert saved == ({"x1": 24, "x2": 10} if step == "minip_restarts_train" else {"train": 10})
     with caplog.at_level(logging.INFO, logger="attnrank.train"):
         again_tables, again_weights = _outputs(run(params, CPU, ckpt))
-    resumed = ["resumed at step 24/24", "resumed at step 10/48"] if step == "minip_restarts" \
+    resumed = ["resumed at step 24/24", "resumed at step 10/48"] if step == "minip_restarts_train" \
         else ["resumed at step 10/24"]
     assert all(r in caplog.text for r in resumed), caplog.text
     assert len(again_tables) == len(tables)

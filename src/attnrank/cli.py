@@ -354,7 +354,7 @@ def cmd_minip_restarts(a: argparse.Namespace) -> None:
     job = MinipRestartsJob.from_dict(a.params)
     _threads(a.threads)
     device = resolve_device(a.device)
-    run = Run("minip_restarts", job.to_dict(), [], a.wildcards, rule=a.rule)
+    run = Run("minip_restarts_train", job.to_dict(), [], a.wildcards, rule=a.rule)
     log.info("minip restarts %s (%s/%s %s) on %s", job.case, job.train.experiment,
              job.train.instance, job.model, device)
     ckpt = _checkpoint(a, run, a.metrics, device)

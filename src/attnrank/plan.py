@@ -158,7 +158,7 @@ def build_plan(config: dict[str, Any], scale: str) -> Plan:
             plan.add(_train("minip_capacity_train", f"minip/capacity/{inst}", ("metrics.parquet",),
                             {"instance": inst}, job))
         elif kind == RESTARTS:
-            plan.add(_train("minip_restarts", f"minip/restarts/{inst}", ("metrics.parquet",),
+            plan.add(_train("minip_restarts_train", f"minip/restarts/{inst}", ("metrics.parquet",),
                             {"case": inst}, job))
     for exp in MINIP_EXPERIMENTS:
         if TABLES[f"minip_{exp}"].step != "table":

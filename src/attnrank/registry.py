@@ -60,7 +60,7 @@ STEPS: dict[str, Step] = _index([
     Step("minip_witness_families", "minip-witness-families",
          "attnrank.experiments.minip_witness_families"),
     # the restart (trap) study: one job per case, then its two tables
-    Step("minip_restarts", "minip-restarts", "attnrank.experiments.minip_restarts"),
+    Step("minip_restarts_train", "minip-restarts", "attnrank.experiments.minip_restarts"),
     Step("minip_restarts_tables", "minip-restarts-tables", "attnrank.restarts"),
     Step("entropic_surrogate_train", "entropic-train", "attnrank.experiments.entropic_surrogate"),
     Step("entropic_ladder_train", "entropic-train", "attnrank.experiments.entropic_ladder"),

@@ -20,6 +20,8 @@ from typing import TYPE_CHECKING, Any
 import torch
 from torch import nn
 
+from attnrank.progress import Progress
+
 if TYPE_CHECKING:
     from attnrank.checkpoint import Phase
 
@@ -127,6 +129,7 @@ def train(model: nn.Module, batch_fn: Callable[[int], Any],
                  checkpoint.checkpoint.path)
     t0 = time.perf_counter()
     last_report = t0
+    progress = Progress.from_env(desc, cfg.steps, start)
     for step in range(start, cfg.steps):
         batch = batch_fn(step)
         losses = loss_fn(model, batch)
@@ -137,6 +140,7 @@ def train(model: nn.Module, batch_fn: Callable[[int], Any],
         opt.step()
         sched.step()
         done = step + 1
+        progress.update(done, lambda losses=losses: float(losses.detach().mean()))
         if done % cfg.log_every == 0 or done == cfg.steps:
             metrics = {"train_loss": losses.detach()}
             if evaluate is not None:

@@ -12,6 +12,7 @@ from attnrank.codehash import step_code_hash  # noqa: E402
 from attnrank.jobs.language import corpus_files  # noqa: E402
 from attnrank.jobs.minip import MINIP_EXPERIMENTS  # noqa: E402
 from attnrank.plan import ENTROPIC_WILDCARD, build_plans  # noqa: E402
+from attnrank.progress import FD_ENV, PROGRESS_FD  # noqa: E402
 from attnrank.recovery import mark_run, record_owner, recover  # noqa: E402
 from attnrank.registry import FIGURES, TABLES  # noqa: E402
 
@@ -27,6 +28,9 @@ except ValueError as err:
 # Training jobs read the checkpoint interval from the environment, not from their command line
 # or params: changing checkpoint_every reruns nothing (the results do not depend on it).
 os.environ[CHECKPOINT_ENV] = str(config["checkpoint_every"])
+# Training rules keep Snakemake's stderr open as descriptor 3 (`3>&2 > {log} 2>&1`): a job writes
+# one progress line there every $ATTNRANK_PROGRESS_SECONDS (default 30 s), its log gets the rest.
+os.environ[FD_ENV] = str(PROGRESS_FD)
 if workflow.is_main_process:
     # A Snakemake killed in this folder left its locks (and maybe jobs) behind: remove them so
     # the same command resumes the run (attnrank.recovery; a live run is never touched). Every job

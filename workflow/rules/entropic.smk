@@ -29,7 +29,7 @@ for _exp in ("surrogate", "ladder", "attention"):
             "OMP_NUM_THREADS={threads} OPENBLAS_NUM_THREADS={threads} MKL_NUM_THREADS={threads}"
             " python -m attnrank entropic-train --rule {params.rule_name}"
             " --params {params.job:q} --wildcards {params.wildcards:q} --device {params.device}"
-            " --threads {threads} --metrics {output.metrics} --weights {output.weights} > {log} 2>&1"
+            " --threads {threads} --metrics {output.metrics} --weights {output.weights} 3>&2 > {log} 2>&1"
 
 
 rule entropic_predict:

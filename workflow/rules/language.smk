@@ -55,4 +55,4 @@ rule language_train:
         "OMP_NUM_THREADS={threads} OPENBLAS_NUM_THREADS={threads} MKL_NUM_THREADS={threads}"
         " python -m attnrank language-train --rule language_train --params {params.job:q}"
         " --wildcards {params.wildcards:q} --device {params.device} --threads {threads}"
-        " --ranks {output.ranks} --loss {output.loss} --weights {output.weights} > {log} 2>&1"
+        " --ranks {output.ranks} --loss {output.loss} --weights {output.weights} 3>&2 > {log} 2>&1"

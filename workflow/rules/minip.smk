@@ -22,7 +22,7 @@ rule minip_train:
     shell:
         "python -m attnrank minip-train --rule minip_train --params {params.job:q}"
         " --wildcards {params.wildcards:q} --device {params.device} --threads {threads}"
-        " --metrics {output.metrics} --weights {output.weights} > {log} 2>&1"
+        " --metrics {output.metrics} --weights {output.weights} 3>&2 > {log} 2>&1"
 
 
 rule minip_capacity_train:
@@ -47,7 +47,7 @@ rule minip_capacity_train:
     shell:
         "python -m attnrank minip-capacity --rule minip_capacity_train --params {params.job:q}"
         " --wildcards {params.wildcards:q} --device {params.device} --threads {threads}"
-        " --metrics {output} > {log} 2>&1"
+        " --metrics {output} 3>&2 > {log} 2>&1"
 
 
 rule minip_constructions:
@@ -117,7 +117,7 @@ rule minip_witness_families:
         " --summary {output.summary} --csv {output.csv} > {log} 2>&1"
 
 
-rule minip_restarts:
+rule minip_restarts_train:
     """The restart (trap) study, one case: its model retrained on every seed under the recipe and
     each variant, from the training job's init and data stream (docs/methods.md)."""
     output:
@@ -126,20 +126,20 @@ rule minip_restarts:
         job=job_params("minip/restarts/{case}/metrics.parquet"),
         wildcards=wildcards_json,
         device=config["device"],
-        code=step_code_hash("minip_restarts"),
+        code=step_code_hash("minip_restarts_train"),
     wildcard_constraints:
-        case=planned_values("minip_restarts", "case"),
+        case=planned_values("minip_restarts_train", "case"),
     threads: config["train_threads"]
     log:
-        f"{LOGS}/minip_restarts/{{case}}.log",
+        f"{LOGS}/minip_restarts_train/{{case}}.log",
     benchmark:
-        f"{LOGS}/benchmarks/minip_restarts/{{case}}.tsv"
+        f"{LOGS}/benchmarks/minip_restarts_train/{{case}}.tsv"
     conda:
         CONDA_ENV
     shell:
-        "python -m attnrank minip-restarts --rule minip_restarts --params {params.job:q}"
+        "python -m attnrank minip-restarts --rule minip_restarts_train --params {params.job:q}"
         " --wildcards {params.wildcards:q} --device {params.device} --threads {threads}"
-        " --metrics {output} > {log} 2>&1"
+        " --metrics {output} 3>&2 > {log} 2>&1"
 
 
 rule minip_restarts_tables:
