@@ -29,11 +29,13 @@ smoke: $(STAMP)  ## the same DAG on the small grids
 
 test: $(STAMP)  ## unit tests plus one smoke run of the DAG
 	$(VENV)/bin/ruff check .
+	$(VENV)/bin/snakefmt --check Snakefile workflow/
 	$(VENV)/bin/snakemake --lint
 	$(VENV)/bin/pytest
 
-lint: $(STAMP)  ## ruff and snakemake --lint
+lint: $(STAMP)  ## ruff, snakefmt --check and snakemake --lint
 	$(VENV)/bin/ruff check .
+	$(VENV)/bin/snakefmt --check Snakefile workflow/
 	$(VENV)/bin/snakemake --lint
 
 # The full run's wall time is recorded by `make reference` (benchmarks/results/pipeline_full_wall.json).

@@ -261,41 +261,48 @@ def _seed(job: Any) -> dict[str, Any]:
             "experiment": job.experiment, "instance": job.instance, "seeds": job.seeds}
 
 
+class TrainingStep:
+    """What every training command shares: threads, device, the provenance ``Run`` and the
+    checkpoint beside the first output; ``finish`` writes each output (a DataFrame as Parquet, a
+    dict of arrays as npz), their sidecars, and removes the checkpoint."""
+
+    def __init__(self, a: argparse.Namespace, step: str, job: Any, first_output: str,
+                 what: str) -> None:
+        from attnrank.provenance import Run
+        from attnrank.train import resolve_device
+
+        _threads(a.threads)
+        self.device = resolve_device(a.device)
+        self.run = Run(step, job.to_dict(), [], a.wildcards, rule=a.rule)
+        log.info("%s on %s", what, self.device)
+        self.checkpoint = _checkpoint(a, self.run, first_output, self.device)
+
+    def finish(self, outputs: dict[str, Any], seed: dict[str, Any]) -> None:
+        from attnrank.io import write_npz, write_table
+
+        for path, value in outputs.items():
+            (write_npz if path.endswith(".npz") else write_table)(value, path)
+        self.run.finish(list(outputs), device=_device_name(self.device), seed=seed)
+        self.checkpoint.remove()
+
+
 def cmd_minip_train(a: argparse.Namespace) -> None:
     from attnrank.experiments.minip import run_job
-    from attnrank.io import write_npz, write_table
     from attnrank.jobs.minip import MinipTrainJob
-    from attnrank.provenance import Run
-    from attnrank.train import resolve_device
 
     job = MinipTrainJob.from_dict(a.params)
-    _threads(a.threads)
-    device = resolve_device(a.device)
-    run = Run("minip_train", job.to_dict(), [], a.wildcards, rule=a.rule)
-    log.info("minip %s/%s on %s", job.experiment, job.instance, device)
-    ckpt = _checkpoint(a, run, a.metrics, device)
-    metrics, weights = run_job(job.to_dict(), device, ckpt)
-    write_table(metrics, a.metrics)
-    write_npz(weights, a.weights)
-    run.finish([a.metrics, a.weights], device=_device_name(device), seed=_seed(job))
-    ckpt.remove()
+    t = TrainingStep(a, "minip_train", job, a.metrics, f"minip {job.experiment}/{job.instance}")
+    metrics, weights = run_job(job.to_dict(), t.device, t.checkpoint)
+    t.finish({a.metrics: metrics, a.weights: weights}, _seed(job))
 
 
 def cmd_minip_capacity(a: argparse.Namespace) -> None:
     from attnrank.experiments.minip_capacity import run_capacity
-    from attnrank.io import write_table
     from attnrank.jobs.minip import MinipCapacityJob
-    from attnrank.provenance import Run
-    from attnrank.train import resolve_device
 
     job = MinipCapacityJob.from_dict(a.params)
-    _threads(a.threads)
-    device = resolve_device(a.device)
-    run = Run("minip_capacity_train", job.to_dict(), [], a.wildcards, rule=a.rule)
-    ckpt = _checkpoint(a, run, a.metrics, device)
-    write_table(run_capacity(job.to_dict(), device, ckpt), a.metrics)
-    run.finish([a.metrics], device=_device_name(device), seed=_seed(job))
-    ckpt.remove()
+    t = TrainingStep(a, "minip_capacity_train", job, a.metrics, f"minip capacity {job.instance}")
+    t.finish({a.metrics: run_capacity(job.to_dict(), t.device, t.checkpoint)}, _seed(job))
 
 
 def cmd_minip_constructions(a: argparse.Namespace) -> None:
@@ -346,23 +353,15 @@ def cmd_minip_witness_families(a: argparse.Namespace) -> None:
 
 def cmd_minip_restarts(a: argparse.Namespace) -> None:
     from attnrank.experiments.minip_restarts import run_restarts
-    from attnrank.io import write_table
     from attnrank.jobs.minip import MinipRestartsJob
-    from attnrank.provenance import Run
-    from attnrank.train import resolve_device
 
     job = MinipRestartsJob.from_dict(a.params)
-    _threads(a.threads)
-    device = resolve_device(a.device)
-    run = Run("minip_restarts_train", job.to_dict(), [], a.wildcards, rule=a.rule)
-    log.info("minip restarts %s (%s/%s %s) on %s", job.case, job.train.experiment,
-             job.train.instance, job.model, device)
-    ckpt = _checkpoint(a, run, a.metrics, device)
-    write_table(run_restarts(job.to_dict(), device, ckpt), a.metrics)
-    run.finish([a.metrics], device=_device_name(device),
-               seed=_seed(job.train) | {"seeds": job.seeds, "role": "the training job's init "
-                                        "and data stream"})
-    ckpt.remove()
+    t = TrainingStep(a, "minip_restarts_train", job, a.metrics,
+                     f"minip restarts {job.case} ({job.train.experiment}/{job.train.instance} "
+                     f"{job.model})")
+    t.finish({a.metrics: run_restarts(job.to_dict(), t.device, t.checkpoint)},
+             _seed(job.train) | {"seeds": job.seeds,
+                                 "role": "the training job's init and data stream"})
 
 
 def cmd_minip_restarts_tables(a: argparse.Namespace) -> None:
@@ -383,27 +382,16 @@ def cmd_minip_restarts_tables(a: argparse.Namespace) -> None:
 def cmd_entropic_train(a: argparse.Namespace) -> None:
     import importlib
 
-    from attnrank.io import write_npz, write_table
     from attnrank.jobs.entropic import TRAIN_JOBS
-    from attnrank.provenance import Run
-    from attnrank.train import resolve_device
 
     exp = a.params.get("experiment")
     if exp not in TRAIN_JOBS:
         raise ValueError(f"params.experiment must be one of {', '.join(TRAIN_JOBS)}, got {exp!r}")
     job = TRAIN_JOBS[exp].from_dict(a.params)
-    _threads(a.threads)
-    device = resolve_device(a.device)
-    step = f"entropic_{exp}_train"
-    run = Run(step, job.to_dict(), [], a.wildcards, rule=a.rule)
-    log.info("entropic %s/%s on %s", exp, job.instance, device)
+    t = TrainingStep(a, f"entropic_{exp}_train", job, a.metrics, f"entropic {exp}/{job.instance}")
     module = importlib.import_module(f"attnrank.experiments.entropic_{exp}")
-    ckpt = _checkpoint(a, run, a.metrics, device)
-    metrics, weights = module.run_job(job.to_dict(), device, ckpt)
-    write_table(metrics, a.metrics)
-    write_npz(weights, a.weights)
-    run.finish([a.metrics, a.weights], device=_device_name(device), seed=_seed(job))
-    ckpt.remove()
+    metrics, weights = module.run_job(job.to_dict(), t.device, t.checkpoint)
+    t.finish({a.metrics: metrics, a.weights: weights}, _seed(job))
 
 
 def cmd_entropic_predict(a: argparse.Namespace) -> None:
@@ -437,26 +425,15 @@ def cmd_language_corpora(a: argparse.Namespace) -> None:
 
 def cmd_language_train(a: argparse.Namespace) -> None:
     from attnrank.experiments.language import run_job
-    from attnrank.io import write_npz, write_table
     from attnrank.jobs.language import LanguageTrainJob
-    from attnrank.provenance import Run
-    from attnrank.train import resolve_device
 
     job = LanguageTrainJob.from_dict(a.params)
-    _threads(a.threads)
-    device = resolve_device(a.device)
-    run = Run("language_train", job.to_dict(), [], a.wildcards, rule=a.rule)
-    log.info("language %s on %s", job.corpus, device)
-    ckpt = _checkpoint(a, run, a.ranks, device)
-    ranks, loss, weights = run_job(job.to_dict(), device, ckpt)
-    write_table(ranks, a.ranks)
-    write_table(loss, a.loss)
-    write_npz(weights, a.weights)
-    run.finish([a.ranks, a.loss, a.weights], device=_device_name(device),
-               seed={"scheme": "init (language, init, seed index); batches (language, corpus, "
-                     "seed index, batches)", "corpus": job.corpus, "seeds": job.seeds,
-                     "seed_offset": job.seed_offset})
-    ckpt.remove()
+    t = TrainingStep(a, "language_train", job, a.ranks, f"language {job.corpus}")
+    ranks, loss, weights = run_job(job.to_dict(), t.device, t.checkpoint)
+    t.finish({a.ranks: ranks, a.loss: loss, a.weights: weights},
+             {"scheme": "init (language, init, seed index); batches (language, corpus, "
+              "seed index, batches)", "corpus": job.corpus, "seeds": job.seeds,
+              "seed_offset": job.seed_offset})
 
 
 def cmd_table(a: argparse.Namespace) -> None:

@@ -10,21 +10,21 @@ for _exp in ("surrogate", "ladder", "attention"):
         output:
             metrics=f"{RESULTS}/entropic/{_exp}/{{{_wc}}}/metrics.parquet",
             weights=f"{RESULTS}/entropic/{_exp}/{{{_wc}}}/weights.npz",
+        log:
+            f"{LOGS}/{_rule}/{{{_wc}}}.log",
+        benchmark:
+            f"{LOGS}/benchmarks/{_rule}/{{{_wc}}}.tsv"
         wildcard_constraints:
             **{_wc: planned_values(_rule, _wc)},
+        conda:
+            CONDA_ENV
+        threads: config["train_threads"]
         params:
             job=job_params(f"entropic/{_exp}/{{{_wc}}}/metrics.parquet"),
             wildcards=wildcards_json,
             device=config["device"],
             code=step_code_hash(_rule),
             rule_name=_rule,
-        threads: config["train_threads"]
-        log:
-            f"{LOGS}/{_rule}/{{{_wc}}}.log",
-        benchmark:
-            f"{LOGS}/benchmarks/{_rule}/{{{_wc}}}.tsv"
-        conda:
-            CONDA_ENV
         shell:
             "OMP_NUM_THREADS={threads} OPENBLAS_NUM_THREADS={threads} MKL_NUM_THREADS={threads}"
             " python -m attnrank entropic-train --rule {params.rule_name}"
@@ -37,19 +37,19 @@ rule entropic_predict:
     output:
         table=f"{RESULTS}/entropic/predict/{{teacher}}/estimates.parquet",
         spectra=f"{RESULTS}/entropic/predict/{{teacher}}/spectra.npz",
-    wildcard_constraints:
-        teacher=planned_values("entropic_predict", "teacher"),
-    params:
-        job=job_params("entropic/predict/{teacher}/estimates.parquet"),
-        wildcards=wildcards_json,
-        code=step_code_hash("entropic_predict"),
-    threads: 1
     log:
         f"{LOGS}/entropic_predict/{{teacher}}.log",
     benchmark:
         f"{LOGS}/benchmarks/entropic_predict/{{teacher}}.tsv"
+    wildcard_constraints:
+        teacher=planned_values("entropic_predict", "teacher"),
     conda:
         CONDA_ENV
+    threads: 1
+    params:
+        job=job_params("entropic/predict/{teacher}/estimates.parquet"),
+        wildcards=wildcards_json,
+        code=step_code_hash("entropic_predict"),
     shell:
         "OMP_NUM_THREADS={threads} OPENBLAS_NUM_THREADS={threads} MKL_NUM_THREADS={threads}"
         " python -m attnrank entropic-predict --rule entropic_predict"

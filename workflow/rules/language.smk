@@ -9,18 +9,21 @@ rule language_corpora:
         corpus_inputs("tables/language_corpora.parquet"),
     output:
         table=f"{RESULTS}/tables/language_corpora.parquet",
-        csv=report(f"{RESULTS}/tables/language_corpora.csv",
-                   caption="../report/language_corpora.rst", category="Paper A"),
-    params:
-        job=job_params("tables/language_corpora.parquet"),
-        code=step_code_hash("language_corpora"),
-    threads: 1
+        csv=report(
+            f"{RESULTS}/tables/language_corpora.csv",
+            caption="../report/language_corpora.rst",
+            category="Paper A",
+        ),
     log:
         f"{LOGS}/language_corpora.log",
     benchmark:
         f"{LOGS}/benchmarks/language_corpora.tsv"
     conda:
         CONDA_ENV
+    threads: 1
+    params:
+        job=job_params("tables/language_corpora.parquet"),
+        code=step_code_hash("language_corpora"),
     shell:
         "python -m attnrank language-corpora --rule language_corpora"
         " --params {params.job:q} --out {output.table} --csv {output.csv} > {log} 2>&1"
@@ -37,20 +40,20 @@ rule language_train:
         ranks=f"{RESULTS}/language/train/{{corpus}}/ranks.parquet",
         loss=f"{RESULTS}/language/train/{{corpus}}/loss.parquet",
         weights=f"{RESULTS}/language/train/{{corpus}}/weights.npz",
+    log:
+        f"{LOGS}/language_train/{{corpus}}.log",
+    benchmark:
+        f"{LOGS}/benchmarks/language_train/{{corpus}}.tsv"
     wildcard_constraints:
         corpus=planned_values("language_train", "corpus"),
+    conda:
+        CONDA_ENV
+    threads: config["train_threads"]
     params:
         job=job_params("language/train/{corpus}/ranks.parquet"),
         wildcards=wildcards_json,
         device=config["device"],
         code=step_code_hash("language_train"),
-    threads: config["train_threads"]
-    log:
-        f"{LOGS}/language_train/{{corpus}}.log",
-    benchmark:
-        f"{LOGS}/benchmarks/language_train/{{corpus}}.tsv"
-    conda:
-        CONDA_ENV
     shell:
         "OMP_NUM_THREADS={threads} OPENBLAS_NUM_THREADS={threads} MKL_NUM_THREADS={threads}"
         " python -m attnrank language-train --rule language_train --params {params.job:q}"

@@ -7,18 +7,18 @@ rule minip_train:
     output:
         metrics=f"{RESULTS}/minip/train/{{experiment}}/{{instance}}/metrics.parquet",
         weights=f"{RESULTS}/minip/train/{{experiment}}/{{instance}}/weights.npz",
-    params:
-        job=job_params("minip/train/{experiment}/{instance}/metrics.parquet"),
-        wildcards=wildcards_json,
-        device=config["device"],
-        code=step_code_hash("minip_train"),
-    threads: config["train_threads"]
     log:
         f"{LOGS}/minip_train/{{experiment}}/{{instance}}.log",
     benchmark:
         f"{LOGS}/benchmarks/minip_train/{{experiment}}/{{instance}}.tsv"
     conda:
         CONDA_ENV
+    threads: config["train_threads"]
+    params:
+        job=job_params("minip/train/{experiment}/{instance}/metrics.parquet"),
+        wildcards=wildcards_json,
+        device=config["device"],
+        code=step_code_hash("minip_train"),
     shell:
         "python -m attnrank minip-train --rule minip_train --params {params.job:q}"
         " --wildcards {params.wildcards:q} --device {params.device} --threads {threads}"
@@ -30,20 +30,20 @@ rule minip_capacity_train:
     construction (the caution on random tokens in docs/methods.md)."""
     output:
         f"{RESULTS}/minip/capacity/{{instance}}/metrics.parquet",
+    log:
+        f"{LOGS}/minip_capacity_train/{{instance}}.log",
+    benchmark:
+        f"{LOGS}/benchmarks/minip_capacity_train/{{instance}}.tsv"
+    wildcard_constraints:
+        instance=planned_values("minip_capacity_train", "instance"),
+    conda:
+        CONDA_ENV
+    threads: config["train_threads"]
     params:
         job=job_params("minip/capacity/{instance}/metrics.parquet"),
         wildcards=wildcards_json,
         device=config["device"],
         code=step_code_hash("minip_capacity_train"),
-    wildcard_constraints:
-        instance=planned_values("minip_capacity_train", "instance"),
-    threads: config["train_threads"]
-    log:
-        f"{LOGS}/minip_capacity_train/{{instance}}.log",
-    benchmark:
-        f"{LOGS}/benchmarks/minip_capacity_train/{{instance}}.tsv"
-    conda:
-        CONDA_ENV
     shell:
         "python -m attnrank minip-capacity --rule minip_capacity_train --params {params.job:q}"
         " --wildcards {params.wildcards:q} --device {params.device} --threads {threads}"
@@ -54,15 +54,15 @@ rule minip_constructions:
     """Evaluate the hand-built constructions (rank 1, 2^m features, dense)."""
     output:
         f"{RESULTS}/tables/minip_constructions.parquet",
-    params:
-        job=job_params("tables/minip_constructions.parquet"),
-        code=step_code_hash("minip_constructions"),
     log:
         f"{LOGS}/minip_constructions.log",
     benchmark:
         f"{LOGS}/benchmarks/minip_constructions.tsv"
     conda:
         CONDA_ENV
+    params:
+        job=job_params("tables/minip_constructions.parquet"),
+        code=step_code_hash("minip_constructions"),
     shell:
         "python -m attnrank minip-constructions --rule minip_constructions --params {params.job:q}"
         " --out {output} > {log} 2>&1"
@@ -74,17 +74,20 @@ rule minip_information_bound:
         step_inputs("tables/minip_information_bound.parquet"),
     output:
         table=f"{RESULTS}/tables/minip_information_bound.parquet",
-        csv=report(f"{RESULTS}/tables/minip_information_bound.csv",
-                   caption="../report/minip_information_bound.rst", category="Paper B"),
-    params:
-        job=job_params("tables/minip_information_bound.parquet"),
-        code=step_code_hash("minip_information_bound"),
+        csv=report(
+            f"{RESULTS}/tables/minip_information_bound.csv",
+            caption="../report/minip_information_bound.rst",
+            category="Paper B",
+        ),
     log:
         f"{LOGS}/minip_information_bound.log",
     benchmark:
         f"{LOGS}/benchmarks/minip_information_bound.tsv"
     conda:
         CONDA_ENV
+    params:
+        job=job_params("tables/minip_information_bound.parquet"),
+        code=step_code_hash("minip_information_bound"),
     shell:
         "python -m attnrank minip-information-bound --rule minip_information_bound"
         " --params {params.job:q} --inputs {input} --out {output.table} --csv {output.csv}"
@@ -100,17 +103,20 @@ rule minip_witness_families:
     output:
         table=f"{RESULTS}/tables/minip_witness_families.parquet",
         summary=f"{RESULTS}/tables/minip_witness_families_summary.parquet",
-        csv=report(f"{RESULTS}/tables/minip_witness_families_summary.csv",
-                   caption="../report/minip_witness_families_summary.rst", category="Paper B"),
-    params:
-        job=job_params("tables/minip_witness_families.parquet"),
-        code=step_code_hash("minip_witness_families"),
+        csv=report(
+            f"{RESULTS}/tables/minip_witness_families_summary.csv",
+            caption="../report/minip_witness_families_summary.rst",
+            category="Paper B",
+        ),
     log:
         f"{LOGS}/minip_witness_families.log",
     benchmark:
         f"{LOGS}/benchmarks/minip_witness_families.tsv"
     conda:
         CONDA_ENV
+    params:
+        job=job_params("tables/minip_witness_families.parquet"),
+        code=step_code_hash("minip_witness_families"),
     shell:
         "python -m attnrank minip-witness-families --rule minip_witness_families"
         " --params {params.job:q} --inputs {input} --out {output.table}"
@@ -122,20 +128,20 @@ rule minip_restarts_train:
     each variant, from the training job's init and data stream (docs/methods.md)."""
     output:
         f"{RESULTS}/minip/restarts/{{case}}/metrics.parquet",
+    log:
+        f"{LOGS}/minip_restarts_train/{{case}}.log",
+    benchmark:
+        f"{LOGS}/benchmarks/minip_restarts_train/{{case}}.tsv"
+    wildcard_constraints:
+        case=planned_values("minip_restarts_train", "case"),
+    conda:
+        CONDA_ENV
+    threads: config["train_threads"]
     params:
         job=job_params("minip/restarts/{case}/metrics.parquet"),
         wildcards=wildcards_json,
         device=config["device"],
         code=step_code_hash("minip_restarts_train"),
-    wildcard_constraints:
-        case=planned_values("minip_restarts_train", "case"),
-    threads: config["train_threads"]
-    log:
-        f"{LOGS}/minip_restarts_train/{{case}}.log",
-    benchmark:
-        f"{LOGS}/benchmarks/minip_restarts_train/{{case}}.tsv"
-    conda:
-        CONDA_ENV
     shell:
         "python -m attnrank minip-restarts --rule minip_restarts_train --params {params.job:q}"
         " --wildcards {params.wildcards:q} --device {params.device} --threads {threads}"
@@ -150,17 +156,20 @@ rule minip_restarts_tables:
     output:
         table=f"{RESULTS}/tables/minip_restarts.parquet",
         summary=f"{RESULTS}/tables/minip_restarts_summary.parquet",
-        csv=report(f"{RESULTS}/tables/minip_restarts_summary.csv",
-                   caption="../report/minip_restarts_summary.rst", category="Paper B"),
-    params:
-        job=job_params("tables/minip_restarts.parquet"),
-        code=step_code_hash("minip_restarts_tables"),
+        csv=report(
+            f"{RESULTS}/tables/minip_restarts_summary.csv",
+            caption="../report/minip_restarts_summary.rst",
+            category="Paper B",
+        ),
     log:
         f"{LOGS}/minip_restarts_tables.log",
     benchmark:
         f"{LOGS}/benchmarks/minip_restarts_tables.tsv"
     conda:
         CONDA_ENV
+    params:
+        job=job_params("tables/minip_restarts.parquet"),
+        code=step_code_hash("minip_restarts_tables"),
     shell:
         "python -m attnrank minip-restarts-tables --rule minip_restarts_tables"
         " --params {params.job:q} --inputs {input} --out {output.table}"

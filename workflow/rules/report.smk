@@ -7,18 +7,18 @@ rule table:
         step_inputs("tables/{name}.parquet"),
     output:
         f"{RESULTS}/tables/{{name}}.parquet",
-    wildcard_constraints:
-        name="|".join(t for t, spec in TABLES.items() if spec.step == "table"),
-    params:
-        job=job_params("tables/{name}.parquet"),
-        wildcards=wildcards_json,
-        code=step_code_hash("table"),
     log:
         f"{LOGS}/tables/{{name}}.log",
     benchmark:
         f"{LOGS}/benchmarks/tables/{{name}}.tsv"
+    wildcard_constraints:
+        name="|".join(t for t, spec in TABLES.items() if spec.step == "table"),
     conda:
         CONDA_ENV
+    params:
+        job=job_params("tables/{name}.parquet"),
+        wildcards=wildcards_json,
+        code=step_code_hash("table"),
     shell:
         "python -m attnrank table --rule table --params {params.job:q}"
         " --wildcards {params.wildcards:q} --inputs {input} --out {output} > {log} 2>&1"
@@ -35,19 +35,22 @@ for _fig, _spec in FIGURES.items():
             step_inputs(f"figures/{_fig}.pdf"),
         output:
             pdf=f"{RESULTS}/figures/{_fig}.pdf",
-            png=report(f"{RESULTS}/figures/{_fig}.png", caption=f"../report/{_fig}.rst",
-                       category=f"Paper {_spec.paper}"),
-        params:
-            figure=_fig,
-            rule_name=f"figure_{_fig}",
-            job=job_params(f"figures/{_fig}.pdf"),
-            code=step_code_hash("figure", _fig),
+            png=report(
+                f"{RESULTS}/figures/{_fig}.png",
+                caption=f"../report/{_fig}.rst",
+                category=f"Paper {_spec.paper}",
+            ),
         log:
             f"{LOGS}/figures/{_fig}.log",
         benchmark:
             f"{LOGS}/benchmarks/figures/{_fig}.tsv"
         conda:
             CONDA_ENV
+        params:
+            figure=_fig,
+            rule_name=f"figure_{_fig}",
+            job=job_params(f"figures/{_fig}.pdf"),
+            code=step_code_hash("figure", _fig),
         shell:
             "python -m attnrank figure {params.figure} --rule {params.rule_name}"
             " --params {params.job:q} --inputs {input} --out {output.pdf} > {log} 2>&1"
@@ -61,15 +64,15 @@ rule claims:
         md=f"{RESULTS}/claims.md",
         csv=f"{RESULTS}/claims.csv",
         html=report(f"{RESULTS}/claims.html", caption="../report/claims.rst", category="Claims"),
-    params:
-        job=job_params("claims.md"),
-        code=step_code_hash("claims"),
     log:
         f"{LOGS}/claims.log",
     benchmark:
         f"{LOGS}/benchmarks/claims.tsv"
     conda:
         CONDA_ENV
+    params:
+        job=job_params("claims.md"),
+        code=step_code_hash("claims"),
     shell:
         "python -m attnrank claims --rule claims --params {params.job:q} --inputs {input}"
         " --md {output.md} --csv {output.csv} --html {output.html} > {log} 2>&1"
