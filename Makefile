@@ -8,7 +8,7 @@ SCALE ?= full
 # Rules run `python -m attnrank ...`: make that the venv's python.
 export PATH := $(abspath $(VENV))/bin:$(PATH)
 
-.PHONY: help setup reproduce smoke test lint bench reference heldout audit report readme clean
+.PHONY: help setup reproduce smoke test lint bench reference restore heldout audit report readme clean
 
 setup: $(STAMP)  ## the virtual environment .venv from requirements.lock (every target does this first)
 
@@ -19,8 +19,11 @@ $(STAMP): pyproject.toml requirements.lock
 	$(PY) -m pip install -q --no-deps --no-build-isolation -e .
 	touch $(STAMP)
 
+# Restored artifacts carry no Snakemake metadata: what the audit calls stale is forced to rerun.
+FORCE_STALE = $$($(PY) -m attnrank stale results/$(1) --prefix | sed '1s/^/--forcerun /')
+
 reproduce: $(STAMP)  ## full, paper-scale reproduction
-	$(VENV)/bin/snakemake --cores $(CORES)
+	$(VENV)/bin/snakemake --cores $(CORES) $(call FORCE_STALE,full)
 	@echo "results: results/full/  logs (one per job): logs/full/  claims: results/full/claims.md"
 
 smoke: $(STAMP)  ## the same DAG on the small grids
@@ -55,13 +58,19 @@ readme: $(STAMP)  ## README's results section and figure thumbnails from results
 report: $(STAMP)  ## results/$(SCALE)/report.html: figures as PNG, the claims table rendered
 	$(VENV)/bin/snakemake --cores 1 --config scale=$(SCALE) --report results/$(SCALE)/report.html
 
-# From a clean commit only: the full run, then its tables, PNGs, claims and every sidecar are
-# published to results/reference/ atomically (the old reference stays if anything is wrong), and
-# the published folder must pass the audit.
+restore: $(STAMP)  ## results/full from results/reference: what is still current, mtimes in DAG order
+	$(PY) -m attnrank restore --reference results/reference --run results/full
+
+# From a clean commit only: the full run (from a fresh clone: restored from the reference first,
+# so only what changed reruns), then its tables, figures, claims, training outputs and every
+# sidecar are published to results/reference/ atomically (the old reference stays if anything is
+# wrong), and the published folder must pass the audit.
 reference: $(STAMP)  ## full run from a clean tree -> results/reference/ (audited)
 	@test -z "$$(git status --porcelain)" || { git status --short; \
 	  echo "make reference: refusing a dirty tree; commit first" >&2; exit 1; }
-	$(PY) benchmarks/pipeline_wall.py --scale full --here --out logs/full/pipeline_wall.json \
+	test -d results/full || $(PY) -m attnrank restore --reference results/reference --run results/full
+	$(PY) benchmarks/pipeline_wall.py --scale full --here --forcerun-stale \
+	  --out logs/full/pipeline_wall.json \
 	  --cores $(if $(filter all,$(CORES)),$$(nproc),$(CORES))  # the full run, timed
 	$(PY) -m attnrank reference --run results/full --dest results/reference
 	$(PY) -m attnrank audit results/reference

@@ -10,7 +10,7 @@ from snakemake.utils import min_version
 
 min_version("9.0")
 sys.path.insert(0, str(Path(workflow.basedir) / "src"))
-from attnrank import configcheck  # noqa: E402
+from attnrank.pipeline import configcheck  # noqa: E402
 
 SCHEMA = Path(workflow.basedir) / "workflow" / "schemas" / "config.schema.yaml"
 

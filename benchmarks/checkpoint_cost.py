@@ -23,8 +23,8 @@ from pathlib import Path
 
 import yaml
 
-from attnrank.plan import build_plans
-from attnrank.registry import STEPS
+from attnrank.pipeline.plan import build_plans
+from attnrank.pipeline.registry import STEPS
 
 ROOT = Path(__file__).resolve().parents[1]
 OUT = ROOT / "benchmarks" / "results" / "checkpoint_cost.json"

@@ -1,7 +1,7 @@
 """Every training job of one scale, run as the workflow's rules run them but without Snakemake (for
 a machine that has the project's runtime dependencies but no snakemake, e.g. the GPU machine).
 
-The jobs and their parameters come from the plan (``attnrank.plan.build_plan``, the same source
+The jobs and their parameters come from the plan (``attnrank.pipeline.plan.build_plan``, the same source
 the Snakefile reads); each runs as its rule's command line (``python -m attnrank minip-train …
 --device cuda``), ``--parallel`` at a time, longest first (by the CPU seconds in
 benchmarks/results/pipeline_<scale>.json where known). Jobs still running at ``--budget-s`` are
@@ -27,8 +27,8 @@ from pathlib import Path
 
 import yaml
 
-from attnrank.jobs.base import canonical_json
-from attnrank.plan import build_plan
+from attnrank.core.job import canonical_json
+from attnrank.pipeline.plan import build_plan
 
 ROOT = Path(__file__).resolve().parents[1]
 TRAIN_STEPS = ("minip_train", "minip_capacity_train", "entropic_surrogate_train",

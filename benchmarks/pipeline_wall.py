@@ -64,7 +64,7 @@ def copy_tree(repo: Path, dest: Path) -> int:
 def part_targets(repo: Path, scale: str, part: str) -> list[str]:
     """The figure PDFs of one part (registry names ``<part>_*``) at ``scale``."""
     sys.path.insert(0, str(repo / "src"))
-    from attnrank.registry import FIGURES
+    from attnrank.pipeline.registry import FIGURES
 
     names = [n for n in FIGURES if n.startswith(f"{part}_")]
     if not names:
@@ -73,8 +73,22 @@ def part_targets(repo: Path, scale: str, part: str) -> list[str]:
     return [f"results/{scale}/figures/{n}.pdf" for n in names]
 
 
+def stale_outputs(workdir: Path, scale: str) -> list[str]:
+    """The artifacts of ``results/<scale>`` in ``workdir`` that the audit calls stale (restored
+    ones have no Snakemake metadata, so Snakemake alone cannot see their step changed)."""
+    env = dict(os.environ)
+    env["PYTHONPATH"] = os.pathsep.join([str(workdir / "src"), env.get("PYTHONPATH", "")]).rstrip(
+        os.pathsep)
+    out = subprocess.run([sys.executable, "-m", "attnrank", "stale", f"results/{scale}",
+                          "--prefix"], cwd=workdir, env=env, capture_output=True, text=True)
+    if out.returncode != 0:
+        raise SystemExit(f"attnrank stale failed: {out.stderr.strip()}")
+    return out.stdout.split()
+
+
 def run(repo: Path, scale: str, cores: int, workdir: Path, snakemake: Path,
-        copy: bool = True, targets: list[str] | None = None) -> dict[str, object]:
+        copy: bool = True, targets: list[str] | None = None,
+        forcerun: list[str] | None = None) -> dict[str, object]:
     fresh = not (workdir / "results" / scale).exists() or copy
     n_files = copy_tree(repo, workdir) if copy else 0
     env = dict(os.environ)
@@ -82,6 +96,8 @@ def run(repo: Path, scale: str, cores: int, workdir: Path, snakemake: Path,
     env["PYTHONPATH"] = os.pathsep.join([str(workdir / "src"), env.get("PYTHONPATH", "")]).rstrip(
         os.pathsep)
     cmd = [str(snakemake), *(targets or []), "--cores", str(cores), "--config", f"scale={scale}"]
+    if forcerun:
+        cmd += ["--forcerun", *forcerun]
     log = (workdir / "logs" if not copy else workdir) / f"snakemake_{scale}.log"
     log.parent.mkdir(parents=True, exist_ok=True)
     t0 = time.perf_counter()
@@ -97,6 +113,7 @@ def run(repo: Path, scale: str, cores: int, workdir: Path, snakemake: Path,
             "cores": cores, "command": " ".join(["snakemake", *cmd[1:]]),
             "where": "a fresh copy of the working tree" if copy else "the repository itself",
             "every_job_ran": fresh, "files_copied": n_files, "training_jobs_benchmarked": jobs,
+            "forced_stale": len(forcerun or []),
             "log_tail": tail}
 
 
@@ -114,6 +131,9 @@ def main(argv: list[str] | None = None) -> int:
                     help="run in this (new, empty) folder and keep it; default: a temp folder")
     ap.add_argument("--part", default=None,
                     help="only the figures named <part>_* and what they need (e.g. language)")
+    ap.add_argument("--forcerun-stale", action="store_true",
+                    help="with --here: pass what `attnrank stale` lists to snakemake --forcerun "
+                         "(make reference after make restore)")
     ap.add_argument("--out", type=Path, default=None,
                     help="default: benchmarks/results/pipeline_<scale>[_<part>]_wall.json")
     a = ap.parse_args(argv)
@@ -128,7 +148,8 @@ def main(argv: list[str] | None = None) -> int:
     if a.here and targets:
         raise SystemExit("--here times the whole run; --part runs in a fresh folder")
     if a.here:
-        record = run(repo, a.scale, a.cores, repo, snakemake, copy=False)
+        forced = stale_outputs(repo, a.scale) if a.forcerun_stale else None
+        record = run(repo, a.scale, a.cores, repo, snakemake, copy=False, forcerun=forced)
     elif a.keep is not None:
         if a.keep.exists() and any(a.keep.iterdir()):
             raise SystemExit(f"{a.keep} is not empty: the run needs a fresh folder")

@@ -30,9 +30,9 @@ from typing import Any
 import torch
 from torch.profiler import profile
 
-from attnrank.audit import load_config
-from attnrank.experiments.minip import GroupedHeads, JobData, MinIPBatch, build_model, predict
-from attnrank.plan import build_plan
+from attnrank.minip.experiments.train import GroupedHeads, JobData, MinIPBatch, build_model, predict
+from attnrank.pipeline.plan import build_plan
+from attnrank.publish.audit import load_config
 
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT / "benchmarks"))

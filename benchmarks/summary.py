@@ -17,7 +17,7 @@ import json
 from datetime import UTC, datetime
 from pathlib import Path
 
-from attnrank.readme import build_summary
+from attnrank.publish.readme import build_summary
 
 RESULTS = Path(__file__).resolve().parent / "results"
 

@@ -3,7 +3,7 @@
 For every model family of the two papers (Paper A: the linear surrogate and the attention
 student; Paper B: kernel attention with the ``table`` and the ``mlp`` feature map, and dense
 softmax attention) both sides train the same set of models (same seeds, same initializations,
-same data, same steps, the family's real loss and the project's trainer ``attnrank.train.train``):
+same data, same steps, the family's real loss and the project's trainer ``attnrank.core.train.train``):
 
 * vectorized: the models grouped into programs as a real job groups them (Paper A: one program for
   all I instances x R ranks of a job; Paper B: one program per rank group, M = seeds models each);
@@ -49,12 +49,12 @@ import torch
 import yaml
 from torch.utils.flop_counter import FlopCounterMode
 
-from attnrank.experiments.minip import GroupedHeads, id_batch, uses_vocab_path
-from attnrank.models.attention import AttentionStudents
-from attnrank.models.kernel import DenseAttention, KernelAttention
-from attnrank.models.surrogate import QuadStats, SurrogateStudents, quad_stats
-from attnrank.tasks.minip import token_vocab
-from attnrank.train import TrainConfig, train
+from attnrank.core.train import TrainConfig, train
+from attnrank.entropic.models.attention import AttentionStudents
+from attnrank.entropic.models.surrogate import QuadStats, SurrogateStudents, quad_stats
+from attnrank.minip.experiments.train import GroupedHeads, id_batch, uses_vocab_path
+from attnrank.minip.models import DenseAttention, KernelAttention
+from attnrank.minip.task import token_vocab
 
 ROOT = Path(__file__).resolve().parents[1]
 OUT = ROOT / "benchmarks" / "results" / "trainer.json"
@@ -75,7 +75,7 @@ def _chunked_mse(model: torch.nn.Module, x: torch.Tensor, y: torch.Tensor, chunk
 
 
 try:
-    from attnrank.experiments.entropic_attention import chunked_mse as _chunked_mse  # noqa: F811
+    from attnrank.entropic.experiments.attention import chunked_mse as _chunked_mse  # noqa: F811
 except ImportError:  # pragma: no cover
     pass
 

@@ -82,7 +82,7 @@ def rank_vs_m() -> pd.DataFrame:
 
 def information_bound() -> pd.DataFrame:
     """The B5 table of the world's rank-vs-m heads, made by the pipeline's own function."""
-    from attnrank.experiments.minip_constructions import information_bound as bound
+    from attnrank.minip.experiments.constructions import information_bound as bound
 
     return bound(rank_vs_m().assign(experiment="rank_vs_m"))
 
@@ -286,7 +286,7 @@ def language_corpora(complexity: dict[str, float] | None = None) -> pd.DataFrame
 def restarts_summary() -> pd.DataFrame:
     """The restart study's summary on the three full-scale cases: one failing seed each under
     the recipe, which no variant recovers (the notes only; no verdict reads it)."""
-    from attnrank.restarts import restart_summary
+    from attnrank.minip.restarts import restart_summary
 
     rows = []
     cases = (("tt3", "rank_vs_m", "m16", "dense", "TT-3", "test_sequence_accuracy", "at_least", 0.999),

@@ -8,8 +8,8 @@ from typing import Any
 
 import torch
 
-from attnrank.audit import load_config
-from attnrank.plan import build_plan
+from attnrank.pipeline.plan import build_plan
+from attnrank.publish.audit import load_config
 
 CPU = torch.device("cpu")
 STEPS = 24
@@ -49,12 +49,12 @@ def job_params(case: str) -> tuple[str, dict[str, Any]]:
 def runner(step: str) -> Callable[..., Any]:
     """The experiment function a step's CLI command calls: (params, device, checkpoint)."""
     if step == "minip_train":
-        return importlib.import_module("attnrank.experiments.minip").run_job
+        return importlib.import_module("attnrank.minip.experiments.train").run_job
     if step == "minip_capacity_train":
-        return importlib.import_module("attnrank.experiments.minip_capacity").run_capacity
+        return importlib.import_module("attnrank.minip.experiments.capacity").run_capacity
     if step == "minip_restarts_train":
-        return importlib.import_module("attnrank.experiments.minip_restarts").run_restarts
+        return importlib.import_module("attnrank.minip.experiments.restarts").run_restarts
     if step == "language_train":
-        return importlib.import_module("attnrank.experiments.language").run_job
+        return importlib.import_module("attnrank.language.experiments.train").run_job
     exp = step.removeprefix("entropic_").removesuffix("_train")
-    return importlib.import_module(f"attnrank.experiments.entropic_{exp}").run_job
+    return importlib.import_module(f"attnrank.entropic.experiments.{exp}").run_job

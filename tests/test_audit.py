@@ -9,11 +9,11 @@ from pathlib import Path
 import pytest
 import yaml
 
-from attnrank import codehash
-from attnrank.audit import audit_run, load_config
 from attnrank.cli import main
-from attnrank.codehash import closure_hash, import_closure, step_entries
-from attnrank.plan import build_plan
+from attnrank.pipeline import codehash
+from attnrank.pipeline.codehash import closure_hash, import_closure, step_entries
+from attnrank.pipeline.plan import build_plan
+from attnrank.publish.audit import audit_run, load_config
 
 pytestmark = pytest.mark.slow
 ROOT = Path(__file__).resolve().parents[1]
@@ -80,22 +80,80 @@ def test_config_value_that_feeds_one_job(run, config):
     assert found == {"stale": job | plan.downstream(job)}
 
 
-@pytest.mark.parametrize("module", ["figures/minip_witness.py", "tasks/minip.py", "rank.py"])
-def test_source_of_one_module(run, config, tmp_path, module):
-    pkg = tmp_path / "pkg" / "attnrank"
-    shutil.copytree(Path(codehash.__file__).parent, pkg, ignore=shutil.ignore_patterns("__pycache__"))
-    (pkg / module).write_text((pkg / module).read_text() + "\n# an edit\n")
+PACKAGE = Path(codehash.__file__).resolve().parents[1]
 
+
+@pytest.fixture()
+def pkg(tmp_path):
+    """A private copy of the package, to edit; ``edited(pkg)`` gives the code hashes it has."""
+    dest = tmp_path / "pkg" / "attnrank"
+    shutil.copytree(PACKAGE, dest, ignore=shutil.ignore_patterns("__pycache__"))
+    return dest
+
+
+def _hashes_of(pkg):
     def edited_hash(step, figure=None):
         return closure_hash(step_entries(step, figure), pkg)
 
+    return edited_hash
+
+
+def _append(path: Path, text: str) -> None:
+    path.write_text(path.read_text() + text)
+
+
+@pytest.mark.parametrize("module", [
+    "minip/figures/minip_witness.py",  # one figure
+    "minip/models.py",  # the Min-IP model code: every step that imports it
+    "core/rank.py",  # shared science
+    "language/experiments/corpora.py",  # one step's body (language_corpora)
+    "core/tables.py",  # the table step's body
+])
+def test_a_semantic_edit_of_one_module_stales_its_steps_and_their_downstream(run, config, pkg,
+                                                                              module):
+    _append(pkg / module, "\n_AN_EDIT = 1\n")
     plan = build_plan(config, "smoke")
     direct = {out for r in plan.runs
               if pkg / module in import_closure(step_entries(r.step, r.figure), pkg)
               for out in r.outputs}
     assert direct, f"no step imports {module}"
-    found = _by_category(audit_run(run, config, code_hash=edited_hash))
+    found = _by_category(audit_run(run, config, code_hash=_hashes_of(pkg)))
     assert found == {"stale": direct | plan.downstream(direct)}
+    if module == "language/experiments/corpora.py":
+        assert {r.step for r in plan.runs if set(r.outputs) & direct} == {"language_corpora"}
+
+
+def test_comments_docstrings_and_formatting_of_every_module_stale_nothing(run, config, pkg):
+    for path in sorted(pkg.rglob("*.py")):
+        text = path.read_text()
+        if text.lstrip().startswith('"""'):
+            text = text.replace('"""', '"""An edited docstring.  ', 1)
+        path.write_text("# a new comment\n\n" + text.replace("\n\n\n", "\n\n\n\n") + "\n\n")
+    report = audit_run(run, config, code_hash=_hashes_of(pkg))
+    assert report.ok, report.summary()
+
+
+@pytest.mark.parametrize("module", [
+    "pipeline/progress.py", "pipeline/recovery.py", "pipeline/checkpoint.py",
+    "pipeline/provenance.py", "pipeline/registry.py", "pipeline/plan.py", "pipeline/codehash.py",
+    "publish/audit.py", "cli.py"])
+def test_an_edit_to_run_control_stales_nothing(run, config, pkg, module):
+    _append(pkg / module, "\n_AN_EDIT = 1\n\ndef _also_new():\n    return _AN_EDIT\n")
+    report = audit_run(run, config, code_hash=_hashes_of(pkg))
+    assert report.ok, report.summary()
+
+
+def test_registering_a_new_step_stales_nothing(run, config, pkg):
+    (pkg / "minip" / "experiments" / "new_study.py").write_text(
+        "from attnrank.minip.models import KernelAttention\n\n\ndef step(job):\n"
+        "    return {'out': KernelAttention}\n")
+    _append(pkg / "pipeline" / "registry.py",
+            '\nSTEPS["minip_new_study"] = Step("minip_new_study", "minip-new-study",'
+            ' "attnrank.minip.experiments.new_study")\n')
+    _append(pkg / "cli.py", "\n\ndef cmd_minip_new_study(a):\n    return None\n")
+    report = audit_run(run, config, code_hash=_hashes_of(pkg))
+    assert report.ok, report.summary()
+    assert closure_hash(("attnrank.minip.experiments.new_study",), pkg)  # it has a hash of its own
 
 
 def test_orphaned_and_half_pairs(run, config):
@@ -109,13 +167,15 @@ def test_orphaned_and_half_pairs(run, config):
 
 
 def test_reference_folder_with_sidecar_only_training_jobs(run, config, tmp_path):
-    from attnrank.reference import publish_reference
+    from attnrank.publish.reference import publish_reference
 
     (run / "audit.json").unlink(missing_ok=True)
     dest = tmp_path / "reference"
-    publish_reference(run, dest)
-    assert not list(dest.glob("minip/train/*/*/metrics.parquet")), "training tables are not copied"
-    assert list(dest.glob("minip/train/*/*/metrics.parquet.prov.json"))
+    publish_reference(run, dest, max_bytes=20_000)  # the larger training outputs: sidecar-only
+    assert list(dest.glob("minip/train/*/*/metrics.parquet")), "small training tables are copied"
+    big = [p for p in run.rglob("*.npz") if p.stat().st_size > 20_000]
+    assert big and not any((dest / p.relative_to(run)).exists() for p in big)
+    assert all((dest / p.relative_to(run)).with_name(p.name + ".prov.json").exists() for p in big)
     report = audit_run(dest, config)
     assert report.ok, report.summary()
     assert report.scale == "smoke"

@@ -14,9 +14,9 @@ import pytest
 import torch
 from resume_jobs import CASES, CPU, job_params, runner
 
-from attnrank.checkpoint import Checkpoint, checkpoint_key, checkpoint_path
-from attnrank.recovery import RUN_ENV, OrphanedJob
-from attnrank.train import TrainConfig, train
+from attnrank.core.train import TrainConfig, train
+from attnrank.pipeline.checkpoint import Checkpoint, checkpoint_key, checkpoint_path
+from attnrank.pipeline.recovery import RUN_ENV, OrphanedJob
 
 KEY = "k" * 64
 
@@ -100,7 +100,7 @@ def test_a_foreign_or_broken_file_is_ignored_and_removed(tmp_path, caplog, conte
         path.write_bytes(b"\x00\x01 not a torch file")
     else:
         torch.save({"format": 1, "key": KEY, "phases": {"train": "no state"}}, path)
-    with caplog.at_level(logging.WARNING, logger="attnrank.checkpoint"):
+    with caplog.at_level(logging.WARNING, logger="attnrank.pipeline.checkpoint"):
         ckpt = Checkpoint.open(path, KEY, every=1)
     assert ckpt.phases == {} and not path.exists()
     assert "ignoring and removing the checkpoint" in caplog.text and str(path) in caplog.text
@@ -192,7 +192,7 @@ def test_a_killed_job_resumes_to_the_same_tables_and_weights(tmp_path, monkeypat
     ckpt = Checkpoint.open(path, KEY, every=5)
     saved = {name: p["step"] for name, p in ckpt.phases.items()}
     assert saved == ({"x1": 24, "x2": 10} if step == "minip_restarts_train" else {"train": 10})
-    with caplog.at_level(logging.INFO, logger="attnrank.train"):
+    with caplog.at_level(logging.INFO, logger="attnrank.core.train"):
         again_tables, again_weights = _outputs(run(params, CPU, ckpt))
     resumed = ["resumed at step 24/24", "resumed at step 10/48"] if step == "minip_restarts_train" \
         else ["resumed at step 10/24"]

@@ -13,9 +13,9 @@ import pytest
 from claims_world import CONFIG, params, world
 
 from attnrank.claims import CHECKS, FAIL, PASS, claim_values, evaluate_claims
-from attnrank.io import write_table
-from attnrank.plan import claims_params, figure_params
-from attnrank.registry import CLAIMS
+from attnrank.core.io import write_table
+from attnrank.pipeline.plan import claims_params, figure_params
+from attnrank.pipeline.registry import CLAIMS
 
 SRC = Path(__file__).resolve().parents[1] / "src" / "attnrank"
 TRIVIAL = {0, 1}  # identity elements: rank 1, r* − 1, "sequence error 0", accuracy 1

@@ -11,9 +11,9 @@ from claims_world import minip_rows, params, world
 from test_claims_verdicts import ACC, CAP, LAD, OOD, PRE, RVM, WIT, WORST, Tables, where
 
 from attnrank.claims import CHECKS, FAIL, NOT_RUN, PASS, NotRun, evaluate_claims, write_claims
-from attnrank.claims.core import COLUMNS, sweep_text
-from attnrank.io import write_table
-from attnrank.quantities import crossing_rank, exact_transition
+from attnrank.core.claims import COLUMNS, sweep_text
+from attnrank.core.io import write_table
+from attnrank.core.quantities import crossing_rank, exact_transition
 
 
 def test_crossing_rank_per_group_and_inf_when_never_reached():
@@ -211,7 +211,7 @@ def test_the_verdict_table_shows_the_sweep_column_in_every_format(tmp_path):
 
 
 def test_the_readme_results_show_the_sweep_of_a_claim_that_did_not_pass(tmp_path):
-    from attnrank.readme import results_section
+    from attnrank.publish.readme import results_section
 
     row = {"id": "EB-13", "paper": "A", "statement": "s", "measured": "m", "threshold": "t",
            "verdict": FAIL, "note": ""}

@@ -1,5 +1,5 @@
-"""Appendix B: Spearman ρ and its seed bootstrap (attnrank.correlation), the points of the
-language tables (attnrank.language_points), and EB-15 / EB-16 on the synthetic language tables of
+"""Appendix B: Spearman ρ and its seed bootstrap (attnrank.language.correlation), the points of the
+language tables (attnrank.language.points), and EB-15 / EB-16 on the synthetic language tables of
 ``claims_world``, each verdict both ways (the pass/fail/not-run cases of every claim are also in
 test_claims_verdicts.py)."""
 
@@ -23,9 +23,9 @@ from claims_world import (
 from test_claims_verdicts import RISING, SCRAMBLED, TWO_SWAPS
 
 from attnrank.claims import CHECKS, NotRun
-from attnrank.correlation import average_ranks, correlation, grouped_bootstrap, spearman
-from attnrank.language_points import HEADLINE, Measure, complexity_points, final, measures
-from attnrank.seeding import numpy_rng
+from attnrank.core.seeding import numpy_rng
+from attnrank.language.correlation import average_ranks, correlation, grouped_bootstrap, spearman
+from attnrank.language.points import HEADLINE, Measure, complexity_points, final, measures
 
 LR = "language_ranks"
 
@@ -88,7 +88,7 @@ def test_the_bootstrap_is_byte_deterministic_in_and_across_processes():
     b = grouped_bootstrap(x, y, groups, 2000, numpy_rng("language", "EB-15", "bootstrap"))
     assert a.tobytes() == b.tobytes()
     code = ("import numpy as np, hashlib\n"
-            "from attnrank.correlation import correlation\n"
+            "from attnrank.language.correlation import correlation\n"
             "g = np.repeat(np.arange(5), 3)\n"
             "c = correlation(g * 0.7, np.sin(np.arange(15.0)), g, 2000, 0.9)\n"
             "print(repr((c.rho, c.lo, c.hi)))")

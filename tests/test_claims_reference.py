@@ -7,7 +7,7 @@ import pytest
 import yaml
 
 from attnrank.claims import evaluate_claims
-from attnrank.plan import claims_params
+from attnrank.pipeline.plan import claims_params
 
 ROOT = Path(__file__).resolve().parents[1]
 REFERENCE = ROOT / "results" / "reference"

@@ -1,17 +1,41 @@
-"""The claims' names live in attnrank.registry.CLAIMS: ids, papers, order and the tables a check
-may read."""
+"""A claim is declared once, by its ``@claim(id, paper, tables, ...)``; the pipeline's registry
+(attnrank.pipeline.registry.CLAIMS) collects the same ids, papers, order and tables from the
+source."""
+
+from pathlib import Path
 
 import pandas as pd
 import pytest
+import yaml
 
-from attnrank.claims import CHECKS, UnlistedTable, claim, need, registered_checks
-from attnrank.claims.core import ClaimTables
-from attnrank.registry import CLAIMS
+from attnrank.claims import CHECKS, NotRun, UnlistedTable, claim, need, registered_checks
+from attnrank.core.claims import ClaimTables
+from attnrank.pipeline.registry import CLAIMS
+
+ROOT = Path(__file__).resolve().parents[1]
 
 
 def test_every_registry_claim_has_one_check_in_registry_order():
     assert sorted(CHECKS) == sorted(CLAIMS)
     assert [c.id for c in registered_checks()] == list(CLAIMS)
+    for cid, c in CHECKS.items():
+        assert c.tables == CLAIMS[cid].tables, cid
+    assert list(CLAIMS)[:2] == ["TT-1", "TT-2"] and list(CLAIMS)[-1] == "EB-16"  # wing by wing
+
+
+def test_the_registry_refuses_a_claim_whose_declaration_is_not_literal(tmp_path):
+    from attnrank.pipeline.registry import collect_claims
+
+    for wing in ("minip", "entropic", "language"):
+        (tmp_path / wing).mkdir()
+        (tmp_path / wing / "claims.py").write_text("")
+    (tmp_path / "minip" / "claims.py").write_text(
+        'TABLES = ("a",)\n@claim("TT-9", "B", TABLES, "x")\ndef f(t, p, v):\n    pass\n')
+    with pytest.raises(ValueError, match=r"claims.py:2: @claim's id, paper and tables must be"):
+        collect_claims(tmp_path)
+    (tmp_path / "minip" / "claims.py").write_text(
+        '@claim("TT-9", "B", ("a",), "x")\ndef f(t, p, v):\n    pass\n')
+    assert collect_claims(tmp_path)["TT-9"].tables == ("a",)
 
 
 def test_recorded_paper_is_the_registry_s():
@@ -33,7 +57,9 @@ def test_no_claim_text_points_to_a_document_the_repository_lacks():
     repository)."""
     import inspect
 
-    from attnrank.claims import entropic, language, minip
+    from attnrank.entropic import claims as entropic
+    from attnrank.language import claims as language
+    from attnrank.minip import claims as minip
 
     for module in (minip, entropic, language):
         source = inspect.getsource(module)
@@ -43,14 +69,15 @@ def test_no_claim_text_points_to_a_document_the_repository_lacks():
 
 
 def test_claim_refuses_unknown_and_duplicate_ids():
-    with pytest.raises(ValueError, match="not in registry.CLAIMS"):
-        claim("TT-99", "no such claim")
+    with pytest.raises(ValueError, match="paper must be 'A' or 'B' and tables non-empty"):
+        claim("TT-99", "C", ("minip_ood",), "no such paper")
     with pytest.raises(ValueError, match="registered twice"):
-        claim("TT-1", "again")
+        claim("TT-1", "B", ("minip_ood",), "again")
 
 
-def test_need_refuses_a_table_the_registry_does_not_list():
-    tables = ClaimTables("TT-2", {"minip_length_sweep": pd.DataFrame(), "minip_ood": pd.DataFrame()})
+def test_need_refuses_a_table_the_claim_does_not_declare():
+    tables = ClaimTables("TT-2", CLAIMS["TT-2"].tables,
+                         {"minip_length_sweep": pd.DataFrame(), "minip_ood": pd.DataFrame()})
     assert need(tables, "minip_length_sweep").empty
     with pytest.raises(UnlistedTable, match="TT-2 reads table 'minip_ood'"):
         need(tables, "minip_ood")
@@ -58,12 +85,17 @@ def test_need_refuses_a_table_the_registry_does_not_list():
 
 
 def test_a_check_sees_only_its_registered_tables():
-    """Every check, given every table of the run empty, asks only for tables listed for it."""
+    """Every check, given every table of the run empty and the real full-scale params, asks only
+    for tables it declares (the params are real, so a check gets as far as reading its tables)."""
+    from attnrank.pipeline.plan import claims_params
+
+    config = yaml.safe_load((ROOT / "config.yaml").read_text())
+    params = claims_params(config, "full")
     every = {t: pd.DataFrame() for spec in CLAIMS.values() for t in spec.tables}
     for cid, c in CHECKS.items():
         try:
-            c.check(every, {})
+            c.check(every, params)
         except UnlistedTable:
-            pytest.fail(f"{cid} reads a table that registry.CLAIMS does not list for it")
-        except Exception:  # empty tables: any other failure is expected here
+            pytest.fail(f"{cid} reads a table that its @claim does not declare")
+        except (KeyError, IndexError, ValueError, NotRun):  # empty tables: expected here
             pass

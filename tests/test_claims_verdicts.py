@@ -16,7 +16,7 @@ import pytest
 from claims_world import attention, language_ranks, params, world
 
 from attnrank.claims import CHECKS, FAIL, NOT_RUN, PASS, NotRun
-from attnrank.registry import CLAIMS
+from attnrank.pipeline.registry import CLAIMS
 
 Tables = dict[str, pd.DataFrame]
 

@@ -1,15 +1,24 @@
-"""Derived code hashes: a step's hash covers exactly the import closure of its entry module."""
+"""Derived code hashes: a step's hash covers exactly the science its entry module imports, and only
+what that code does (comments, docstrings and formatting never count)."""
 
 import shutil
 from pathlib import Path
 
 import pytest
 
-from attnrank import codehash
-from attnrank.codehash import closure_hash, direct_imports, import_closure, step_entries
-from attnrank.registry import FIGURES, STEPS
+from attnrank.pipeline import codehash
+from attnrank.pipeline.codehash import (
+    closure_hash,
+    direct_imports,
+    import_closure,
+    is_science,
+    normalized_source,
+    step_entries,
+)
+from attnrank.pipeline.registry import FIGURES, STEPS
 
-PACKAGE = Path(codehash.__file__).resolve().parent
+PACKAGE = Path(codehash.__file__).resolve().parents[1]
+SCIENCE_ROOTS = ("core", "minip", "entropic", "language")
 
 
 def _all_steps():
@@ -23,10 +32,19 @@ def package_copy(tmp_path_factory):
     return dest
 
 
-def _touch(path: Path) -> bytes:
+def _edit(path: Path, new: bytes) -> bytes:
     before = path.read_bytes()
-    path.write_bytes(before + b"\n# an edit\n")
+    path.write_bytes(new)
     return before
+
+
+def _cosmetic(source: bytes) -> bytes:
+    """The same code with a comment, another docstring and a blank line added."""
+    text = source.decode()
+    if text.lstrip().startswith(('"""', "'''")):
+        quote = text.lstrip()[:3]
+        text = text.replace(quote, quote + "An edited docstring. ", 1)
+    return ("# a comment\n\n" + text + "\n\n# another comment\n").encode()
 
 
 @pytest.mark.parametrize(("step", "figure"), _all_steps())
@@ -36,25 +54,76 @@ def test_hash_changes_with_every_module_of_the_closure_and_only_those(package_co
     every = {p.relative_to(package_copy) for p in package_copy.rglob("*.py")}
     base = closure_hash(entries, package_copy)
     for rel in sorted(every):
-        before = _touch(package_copy / rel)
+        path = package_copy / rel
+        before = _edit(path, path.read_bytes() + b"\n_AN_EDIT = 1\n")
         try:
             changed = closure_hash(entries, package_copy) != base
+            path.write_bytes(_cosmetic(before))
+            cosmetic = closure_hash(entries, package_copy) != base
         finally:
-            (package_copy / rel).write_bytes(before)
+            path.write_bytes(before)
         assert changed == (rel in closure), (step, figure, rel)
+        assert not cosmetic, (step, figure, rel, "a comment or docstring changed the hash")
     assert closure_hash(entries, package_copy) == base
+
+
+def test_comments_docstrings_and_formatting_never_count(tmp_path):
+    a = tmp_path / "a.py"
+    b = tmp_path / "b.py"
+    a.write_text('"""Doc."""\n\ndef f(x, y):\n    """Adds."""\n    return x + y  # sum\n')
+    b.write_text("def f(x,\n      y):\n    return (x\n            + y)\n")
+    assert normalized_source(a) == normalized_source(b)
+    b.write_text("def f(x, y):\n    return x - y\n")
+    assert normalized_source(a) != normalized_source(b)
+    b.write_text("def f(x, y):\n    'only a docstring'\n")
+    assert b"only a docstring" not in normalized_source(b)
 
 
 def test_closures_follow_function_level_and_package_imports():
     closure = {p.relative_to(PACKAGE).as_posix() for p in import_closure(step_entries("minip_train"))}
-    # experiments/minip.py → models/kernel.py, which imports tasks/minip.py also inside a function
-    assert {"experiments/minip.py", "models/kernel.py", "tasks/minip.py", "train.py", "seeding.py",
-            "io.py", "__init__.py", "experiments/__init__.py"} <= closure
-    assert "cli.py" not in closure and "claims/__init__.py" not in closure
+    # minip/experiments/train.py → minip/models.py, which imports minip/task.py inside a function
+    assert {"minip/experiments/train.py", "minip/models.py", "minip/task.py", "core/train.py",
+            "core/seeding.py", "core/io.py", "core/control.py", "__init__.py",
+            "minip/__init__.py", "minip/experiments/__init__.py"} <= closure
+    assert not any(p.startswith(("pipeline/", "publish/", "cli.py")) for p in closure)
     figure = {p.relative_to(PACKAGE).as_posix()
               for p in import_closure(step_entries("figure", "minip_witness"))}
-    assert {"figures/__init__.py", "figures/minip_witness.py", "figures/style.py"} <= figure
-    assert "figures/minip_rank_vs_m.py" not in figure and "experiments/minip.py" not in figure
+    assert {"core/figures.py", "minip/figures/minip_witness.py", "core/style.py"} <= figure
+    assert "minip/figures/minip_rank_vs_m.py" not in figure
+    assert "minip/experiments/train.py" not in figure
+
+
+def _science_modules(package: Path) -> list[Path]:
+    return sorted(p for root in SCIENCE_ROOTS for p in (package / root).rglob("*.py")) + [
+        package / "claims.py"]
+
+
+def test_science_never_imports_the_pipeline_publishing_or_the_cli():
+    """The import boundary: no module of core/ or a wing imports pipeline/, publish/ or the CLI,
+    at module level or inside a function; and a wing imports no other wing."""
+    wings = ("minip", "entropic", "language")
+    for path in _science_modules(PACKAGE):
+        rel = path.relative_to(PACKAGE)
+        imported = direct_imports(path)
+        bad = sorted(n for n in imported if not is_science(n))
+        assert not bad, f"{rel} imports {', '.join(bad)}"
+        if rel.parts[0] in wings:
+            other = sorted(n for n in imported if n.split(".")[1] in wings
+                           and n.split(".")[1] != rel.parts[0])
+            assert not other, f"{rel} (wing {rel.parts[0]}) imports another wing: {other}"
+        if rel.parts[0] == "core":
+            assert not [n for n in imported if n.split(".")[1] in wings], rel
+
+
+def test_a_science_module_that_imports_the_pipeline_is_refused(package_copy):
+    path = package_copy / "minip" / "models.py"
+    before = _edit(path, path.read_bytes() + b"\ndef _f():\n    from attnrank.pipeline import "
+                                                b"progress  # noqa\n")
+    try:
+        with pytest.raises(ValueError, match=r"reaches attnrank.pipeline.*must not import"):
+            closure_hash(step_entries("minip_train"), package_copy)
+    finally:
+        path.write_bytes(before)
 
 
 def test_relative_imports_are_resolved(tmp_path):

@@ -7,7 +7,7 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from attnrank.compare import Tolerances, compare_runs, compare_table, split_columns
+from attnrank.publish.compare import Tolerances, compare_runs, compare_table, split_columns
 
 
 def _table(shift: float = 0.0) -> pd.DataFrame:

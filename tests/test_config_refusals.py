@@ -1,6 +1,6 @@
 """Bad configs are refused before any job, one line per problem naming the key (issue 12).
 
-Every case is refused by ``attnrank.configcheck`` (the functions the Snakefile calls) and by
+Every case is refused by ``attnrank.pipeline.configcheck`` (the functions the Snakefile calls) and by
 ``snakemake -n`` itself (ATTNRANK_ALL_DRY_RUNS=0: only the few DRY_RUN_CASES, for a quick run),
 each in a temporary working directory whose config.yaml is the mutated copy (``snakemake -s
 <repo>/Snakefile -d <tmp>``): exit ≠ 0, no DAG built, no job, at most 5 lines of output, the key
@@ -23,10 +23,10 @@ from typing import Any
 import pytest
 import yaml
 
-from attnrank import configcheck
 from attnrank.cli import main
-from attnrank.jobs import minip as minip_jobs
-from attnrank.tasks.minip import MAX_VOCAB_BITS, token_vocab
+from attnrank.minip import jobs as minip_jobs
+from attnrank.minip.task import MAX_VOCAB_BITS, token_vocab
+from attnrank.pipeline import configcheck
 
 ROOT = Path(__file__).resolve().parents[1]
 SNAKEMAKE = str(Path(sys.executable).with_name("snakemake"))

@@ -7,7 +7,7 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from attnrank.experiments.minip_constructions import information_bound, softmin_worst_case
+from attnrank.minip.experiments.constructions import information_bound, softmin_worst_case
 
 ROOT = Path(__file__).resolve().parents[1]
 TABLES = ROOT / "results" / "reference" / "tables"

@@ -15,15 +15,22 @@ import numpy as np
 import pytest
 import yaml
 
-from attnrank import complexity
-from attnrank.complexity import (
+from attnrank.language import complexity
+from attnrank.language.complexity import (
     corpus_complexity,
     kgram_conditional_entropy,
     lzma_bits_per_byte,
     vocabulary_size,
 )
-from attnrank.experiments.language_corpora import COLUMNS, corpora_table
-from attnrank.jobs.language import (
+from attnrank.language.corpora import (
+    BUILTIN_CORPORA,
+    check_corpora,
+    load_corpus,
+    split_corpus,
+    stdlib_sources,
+)
+from attnrank.language.experiments.corpora import COLUMNS, corpora_table
+from attnrank.language.jobs import (
     CORPORA,
     HEADLINES,
     LanguageCorporaJob,
@@ -31,14 +38,7 @@ from attnrank.jobs.language import (
     language_jobs,
     min_corpus_bytes,
 )
-from attnrank.plan import build_plans
-from attnrank.tasks.corpora import (
-    BUILTIN_CORPORA,
-    check_corpora,
-    load_corpus,
-    split_corpus,
-    stdlib_sources,
-)
+from attnrank.pipeline.plan import build_plans
 
 ROOT = Path(__file__).resolve().parents[1]
 SMALL = 100_000  # bytes per corpus in the order tests (the config's full size is slower, same order)
@@ -68,7 +68,7 @@ def test_every_builtin_is_cut_to_max_bytes_and_byte_exact_twice():
 def test_builtins_are_byte_exact_in_a_fresh_process():
     lang = _language(max_bytes=50_000)
     here = {n: hashlib.sha256(load_corpus(n, lang)).hexdigest() for n in BUILTIN_CORPORA}
-    code = ("import hashlib, json, sys\nfrom attnrank.tasks.corpora import BUILTIN_CORPORA, load_corpus\n"
+    code = ("import hashlib, json, sys\nfrom attnrank.language.corpora import BUILTIN_CORPORA, load_corpus\n"
             "lang = json.loads(sys.argv[1])\n"
             "print(json.dumps({n: hashlib.sha256(load_corpus(n, lang)).hexdigest() "
             "for n in BUILTIN_CORPORA}))")
@@ -118,7 +118,7 @@ def test_code_sources_are_sorted_python_without_tests_or_site_packages(tmp_path)
 
 
 def test_code_stops_once_max_bytes_is_reached(tmp_path):
-    from attnrank.tasks import corpora
+    from attnrank.language import corpora
 
     root = _tree(tmp_path)
     assert corpora._code(1, root) == b"a = 1\n"  # the first file reaches 1 byte: reading stops

@@ -10,7 +10,7 @@ import yaml
 from snakemake.exceptions import WorkflowError
 from snakemake.utils import validate
 
-from attnrank.jobs.entropic import check_entropic_config as check_config
+from attnrank.entropic.jobs import check_entropic_config as check_config
 
 ROOT = Path(__file__).resolve().parents[1]
 SCHEMA = str(ROOT / "workflow" / "schemas" / "config.schema.yaml")

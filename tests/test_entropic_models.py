@@ -7,10 +7,10 @@ import numpy as np
 import pytest
 import torch
 
-from attnrank.experiments.entropic_ladder import RUNGS, build_rung
-from attnrank.models.attention import AttentionStudents, TransformerBlockStudents
-from attnrank.models.surrogate import SurrogateStudents, quad_stats
-from attnrank.train import TrainConfig, train
+from attnrank.core.train import TrainConfig, train
+from attnrank.entropic.experiments.ladder import RUNGS, build_rung
+from attnrank.entropic.models.attention import AttentionStudents, TransformerBlockStudents
+from attnrank.entropic.models.surrogate import SurrogateStudents, quad_stats
 
 N, D, E = 10, 4, 3
 

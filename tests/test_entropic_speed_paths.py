@@ -6,8 +6,8 @@ import numpy as np
 import pytest
 import torch
 
-from attnrank.experiments.entropic_attention import chunked_errors, chunked_mse
-from attnrank.models.attention import AttentionStudents, _linear_stats_sse
+from attnrank.entropic.experiments.attention import chunked_errors, chunked_mse
+from attnrank.entropic.models.attention import AttentionStudents, _linear_stats_sse
 
 N, D, E = 10, 4, 3
 
@@ -91,7 +91,7 @@ def test_positions_gradient_needs_one_student_per_instance():
     m = _model("softmax", [1, 2])
     x = torch.randn(3, 2, N, D, dtype=torch.float64, requires_grad=True)
     kcat = (m.kernel()).permute(0, 2, 1, 3).reshape(3, D, 2 * D)
-    from attnrank.models.attention import _mixer_sse
+    from attnrank.entropic.models.attention import _mixer_sse
 
     with pytest.raises(ValueError, match="one student per instance"):
         _mixer_sse(kcat, m.v, x, [torch.zeros(3, 2, N, E, dtype=torch.float64)], 1, True, True)

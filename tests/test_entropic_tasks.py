@@ -7,8 +7,8 @@ import torch
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from attnrank.experiments.entropic_surrogate import run_job as surrogate_job
-from attnrank.tasks.operators import (
+from attnrank.entropic.experiments.surrogate import run_job as surrogate_job
+from attnrank.entropic.tasks.operators import (
     best_v,
     eckart_young_bound,
     operator_teacher,
@@ -17,7 +17,7 @@ from attnrank.tasks.operators import (
     spectrum,
     truncate,
 )
-from attnrank.tasks.teachers import attention_teacher
+from attnrank.entropic.tasks.teachers import attention_teacher
 
 N, D, E = 16, 8, 6
 

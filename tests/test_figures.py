@@ -14,7 +14,7 @@ import pandas as pd
 import pytest
 from matplotlib.collections import PathCollection
 
-from attnrank.columns import (
+from attnrank.core.columns import (
     ENERGY_EFFECTIVE_RANK,
     ENTROPY_EFFECTIVE_RANK,
     EXCESS,
@@ -24,7 +24,8 @@ from attnrank.columns import (
     WORST_CASE_ERROR,
     numerical_rank,
 )
-from attnrank.figures.style import power_of_two_ticks, rank_label
+from attnrank.core.figures import figure_module_name
+from attnrank.core.style import power_of_two_ticks, rank_label
 
 FAILING = 0.31  # a dense seed that failed, as TT-3's at m = 16
 SEEDS = 3
@@ -38,7 +39,7 @@ PARAMS_A = {"scale": "test", "headline_tau": 0.05, "headline_beta": 1.0, "taus":
 
 
 def plot(name: str, tables: dict[str, pd.DataFrame], params: dict) -> plt.Figure:
-    return importlib.import_module(f"attnrank.figures.{name}").plot(tables, params)
+    return importlib.import_module(figure_module_name(name)).plot(tables, params)
 
 
 @pytest.fixture(autouse=True)

@@ -11,11 +11,11 @@ from claims_world import CONFIG, LANGUAGE_SEEDS, language_corpora, language_loss
 from test_figures import points
 
 from attnrank.claims import CHECKS
-from attnrank.figures import draw
-from attnrank.figures.language_rank_vs_complexity import plot as plot_complexity
-from attnrank.figures.language_rank_vs_loss import plot as plot_loss
-from attnrank.io import write_table
-from attnrank.plan import figure_params
+from attnrank.core.figures import draw
+from attnrank.core.io import write_table
+from attnrank.language.figures.language_rank_vs_complexity import plot as plot_complexity
+from attnrank.language.figures.language_rank_vs_loss import plot as plot_loss
+from attnrank.pipeline.plan import figure_params
 
 PARAMS = figure_params(CONFIG, "smoke", "A", "language_rank_vs_complexity")
 TABLES = {"language_ranks": language_ranks(), "language_corpora": language_corpora(),

@@ -6,7 +6,7 @@ import json
 
 import pytest
 
-from attnrank.readme import heldout_record, heldout_section, render_readme
+from attnrank.publish.readme import heldout_record, heldout_section, render_readme
 
 
 def _run(tmp_path, offsets, verdicts):

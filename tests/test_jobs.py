@@ -8,11 +8,11 @@ from pathlib import Path
 import pytest
 import yaml
 
-from attnrank.jobs.entropic import TRAIN_JOBS, AttentionJob, PredictJob, entropic_jobs
-from attnrank.jobs.minip import MinipTrainJob, minip_jobs
-from attnrank.jobs.table import TableJob
-from attnrank.plan import build_plan, build_plans
-from attnrank.registry import CLAIMS, FIGURES, TABLES, claim_tables
+from attnrank.core.table_job import TableJob
+from attnrank.entropic.jobs import TRAIN_JOBS, AttentionJob, PredictJob, entropic_jobs
+from attnrank.minip.jobs import MinipTrainJob, minip_jobs
+from attnrank.pipeline.plan import build_plan, build_plans
+from attnrank.pipeline.registry import CLAIMS, FIGURES, TABLES, claim_tables
 
 ROOT = Path(__file__).resolve().parents[1]
 

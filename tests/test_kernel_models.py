@@ -6,15 +6,15 @@ import itertools
 import pytest
 import torch
 
-from attnrank.experiments.minip_constructions import softmin_worst_case
-from attnrank.models.kernel import (
+from attnrank.minip.experiments.constructions import softmin_worst_case
+from attnrank.minip.models import (
     DenseAttention,
     KernelAttention,
     dense_construction,
     exponential_construction,
     rank1_construction,
 )
-from attnrank.tasks.minip import minip_targets, token_vocab
+from attnrank.minip.task import minip_targets, token_vocab
 
 
 def all_sequences(m, n_tokens, tokens="bernoulli"):
@@ -127,7 +127,7 @@ def test_per_model_init_independent_of_batch_composition():
 
 def test_vocabulary_construction_is_exact_at_r_equal_vocab_size():
     """The capacity probe's starting point: r = V table features solve N = 3 exactly."""
-    from attnrank.experiments.minip_capacity import set_vocab_construction
+    from attnrank.minip.experiments.capacity import set_vocab_construction
 
     vocab = token_vocab(6, "fixed_weight")
     gens = [torch.Generator().manual_seed(s) for s in range(2)]

@@ -10,11 +10,11 @@ import pytest
 import torch
 import yaml
 
-from attnrank.experiments.language import LOSS_COLUMNS, RANK_COLUMNS, run_job, tidy_ranks
-from attnrank.io import write_table
-from attnrank.jobs.language import TRAIN, LanguageTrainJob, language_jobs
-from attnrank.models.language import VOCAB, ByteTransformers, bits_per_byte
-from attnrank.plan import build_plan
+from attnrank.core.io import write_table
+from attnrank.language.experiments.train import LOSS_COLUMNS, RANK_COLUMNS, run_job, tidy_ranks
+from attnrank.language.jobs import TRAIN, LanguageTrainJob, language_jobs
+from attnrank.language.models import VOCAB, ByteTransformers, bits_per_byte
+from attnrank.pipeline.plan import build_plan
 
 CPU = torch.device("cpu")
 TAUS = (0.01, 0.05, 0.1)

@@ -6,7 +6,8 @@ import pytest
 import torch
 from torch.nn import functional as F
 
-from attnrank.experiments.minip import (
+from attnrank.core.train import TrainConfig, train
+from attnrank.minip.experiments.train import (
     GroupedHeads,
     JobData,
     _mse,
@@ -14,9 +15,8 @@ from attnrank.experiments.minip import (
     id_batch,
     uses_vocab_path,
 )
-from attnrank.models.kernel import DenseAttention, KernelAttention, TokenIds, forward_bits
-from attnrank.tasks.minip import minip_targets, token_ids, token_vocab, witness_family
-from attnrank.train import TrainConfig, train
+from attnrank.minip.models import DenseAttention, KernelAttention, TokenIds, forward_bits
+from attnrank.minip.task import minip_targets, token_ids, token_vocab, witness_family
 
 VOCAB = token_vocab(8, "fixed_weight")
 

@@ -5,7 +5,7 @@ import itertools
 import pytest
 import torch
 
-from attnrank.tasks.minip import (
+from attnrank.minip.task import (
     bit_codes,
     disjoint_pools,
     minip_targets,

@@ -4,7 +4,8 @@ their explicit definitions, nested prefixes."""
 import numpy as np
 import pytest
 
-from attnrank.predict import (
+from attnrank.core.rank import energy_effective_rank, numerical_rank
+from attnrank.entropic.predict import (
     e1_kernel,
     e1_stats,
     e2_debiased_spectrum,
@@ -18,8 +19,7 @@ from attnrank.predict import (
     prefix_stats,
     vech_index,
 )
-from attnrank.rank import energy_effective_rank, numerical_rank
-from attnrank.tasks.teachers import attention_teacher
+from attnrank.entropic.tasks.teachers import attention_teacher
 
 N, D, E = 12, 4, 3
 

@@ -1,4 +1,4 @@
-"""Progress lines of training jobs on the run's terminal (attnrank.progress)."""
+"""Progress lines of training jobs on the run's terminal (attnrank.pipeline.progress)."""
 
 from __future__ import annotations
 
@@ -9,8 +9,8 @@ import sys
 
 import pytest
 
-from attnrank import progress
-from attnrank.progress import Progress, format_duration, progress_line
+from attnrank.pipeline import progress
+from attnrank.pipeline.progress import Progress, format_duration, progress_line
 
 
 def test_durations_and_the_line():
@@ -87,11 +87,13 @@ def test_a_training_job_writes_its_lines_to_the_descriptor_and_not_to_its_log(tm
     stderr (the job's log) do not get them."""
     code = (
         "import torch\n"
-        "from attnrank.train import TrainConfig, train\n"
+        "from attnrank.core.train import TrainConfig, train\n"
+        "from attnrank.pipeline.checkpoint import Checkpoint\n"
         "m = torch.nn.Linear(2, 1)\n"
         "cfg = TrainConfig(steps=40, lr=0.01, log_every=40)\n"
+        "ckpt = Checkpoint('unused.ckpt', 'key', every=0)  # as a job gets it: never saves\n"
         "train(m, lambda s: torch.ones(1, 2), lambda mdl, b: mdl(b).pow(2).sum(-1), cfg,"
-        " desc='toy')\n")
+        " desc='toy', checkpoint=ckpt.phase('main'))\n")
     r, w = os.pipe()
     env = os.environ | {progress.FD_ENV: "3", progress.SECONDS_ENV: "1e-9"}
     proc = subprocess.run(

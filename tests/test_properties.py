@@ -14,12 +14,7 @@ from hypothesis import assume, given, settings
 from hypothesis import strategies as st
 from hypothesis.extra.numpy import arrays
 
-from attnrank.complexity import (
-    corpus_complexity,
-    kgram_conditional_entropy,
-    vocabulary_size,
-)
-from attnrank.rank import (
+from attnrank.core.rank import (
     TAUS,
     all_estimates,
     energy_effective_rank,
@@ -28,9 +23,21 @@ from attnrank.rank import (
     singular_values,
     stable_rank,
 )
-from attnrank.seeding import numpy_rng, torch_generator
-from attnrank.tasks.corpora import load_corpus, split_corpus
-from attnrank.tasks.minip import (
+from attnrank.core.seeding import numpy_rng, torch_generator
+from attnrank.entropic.tasks.operators import (
+    eckart_young_bound,
+    low_rank_matrix,
+    operator_teacher,
+    random_orthonormal,
+)
+from attnrank.entropic.tasks.teachers import attention_teacher
+from attnrank.language.complexity import (
+    corpus_complexity,
+    kgram_conditional_entropy,
+    vocabulary_size,
+)
+from attnrank.language.corpora import load_corpus, split_corpus
+from attnrank.minip.task import (
     bit_codes,
     minip_targets,
     sample_sequences,
@@ -38,13 +45,6 @@ from attnrank.tasks.minip import (
     token_ids,
     token_vocab,
 )
-from attnrank.tasks.operators import (
-    eckart_young_bound,
-    low_rank_matrix,
-    operator_teacher,
-    random_orthonormal,
-)
-from attnrank.tasks.teachers import attention_teacher
 
 FAST = settings(max_examples=40, deadline=None)
 SLOW = settings(max_examples=12, deadline=None)  # examples that build a teacher or a corpus

@@ -7,9 +7,9 @@ import stat
 import pandas as pd
 import pytest
 
-from attnrank.codehash import step_code_hash
-from attnrank.io import atomic_path, read_table, write_table
-from attnrank.provenance import Run, params_hash, read_sidecar, sha256_file
+from attnrank.core.io import atomic_path, read_table, write_table
+from attnrank.pipeline.codehash import step_code_hash
+from attnrank.pipeline.provenance import Run, params_hash, read_sidecar, sha256_file
 
 
 def test_sidecar_records_checksums_params_and_relative_paths(tmp_path, monkeypatch):
@@ -31,7 +31,7 @@ def test_sidecar_records_checksums_params_and_relative_paths(tmp_path, monkeypat
     assert side["environment"]["device"] == "cpu" and side["environment"]["torch"]
     assert len(side["code"]["src_sha256"]) == 64
     assert side["code"]["step_sha256"] == step_code_hash("table")
-    assert "attnrank/tables.py" in side["code"]["step_modules"]
+    assert "attnrank/core/tables.py" in side["code"]["step_modules"]
     assert side["command"].startswith("python -m attnrank ")
     assert str(tmp_path) not in json.dumps(side), "sidecar holds a machine path"
     assert side["duration_s"] >= 0

@@ -5,7 +5,7 @@ import math
 import pandas as pd
 import pytest
 
-from attnrank.quantities import (
+from attnrank.core.quantities import (
     crossing_rank,
     deviation_from_r_star,
     median_over_seeds,

@@ -6,7 +6,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 from hypothesis.extra.numpy import arrays
 
-from attnrank.rank import (
+from attnrank.core.rank import (
     TAUS,
     all_estimates,
     energy_effective_rank,

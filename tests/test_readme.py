@@ -7,7 +7,7 @@ from pathlib import Path
 import pandas as pd
 import pytest
 
-from attnrank.readme import END, START, render_readme, results_section, update_readme
+from attnrank.publish.readme import END, START, render_readme, results_section, update_readme
 
 ROOT = Path(__file__).resolve().parents[1]
 REFERENCE = ROOT / "results" / "reference"
@@ -63,7 +63,7 @@ def _trainer_record() -> dict:
 
 
 def _summary(full: float | None = None) -> dict:
-    from attnrank.readme import build_summary
+    from attnrank.publish.readme import build_summary
 
     smoke = {"wall_s": 245.0, "ok": True, "cores": 2, "date": "2026-01-01T00:00:00+00:00",
              "git": {"commit": "abcdef1234", "dirty": False}}
@@ -72,7 +72,7 @@ def _summary(full: float | None = None) -> dict:
 
 
 def test_summary_has_the_required_keys():
-    from attnrank.readme import MACHINE_KEYS, SUMMARY_KEYS, check_summary
+    from attnrank.publish.readme import MACHINE_KEYS, SUMMARY_KEYS, check_summary
 
     s = _summary()
     for key in ("full_wall_s", "smoke_wall_s", "trainer_ratio", "machine", "date", *SUMMARY_KEYS):
@@ -90,7 +90,7 @@ def test_summary_has_the_required_keys():
 
 
 def test_time_table_renders_every_number_from_the_summary():
-    from attnrank.readme import times_section
+    from attnrank.publish.readme import times_section
 
     text = times_section(_summary(full=1500.0))
     assert "4.1 min (245 s) ✓" not in text  # 245 s is over the 2-minute smoke target
@@ -106,7 +106,7 @@ def test_time_table_renders_every_number_from_the_summary():
 
 
 def test_time_table_goes_between_its_markers_only():
-    from attnrank.readme import TIMES_END, TIMES_START, render_readme, times_section
+    from attnrank.publish.readme import TIMES_END, TIMES_START, render_readme, times_section
 
     text = f"a\n{START}\nkeep\n{END}\n{TIMES_START}\nstale table\n{TIMES_END}\nz\n"
     new = render_readme(text, times_section(_summary()), TIMES_START, TIMES_END)
@@ -115,7 +115,7 @@ def test_time_table_goes_between_its_markers_only():
 
 @pytest.mark.skipif(not SUMMARY.exists(), reason="no benchmarks/results/summary.json")
 def test_readme_time_table_is_what_summary_json_gives():
-    from attnrank.readme import update_times
+    from attnrank.publish.readme import update_times
 
     assert not update_times(ROOT / "README.md", SUMMARY, check=True), \
         "README's time table is stale: run `make bench` (or `python -m attnrank readme-times`)"

@@ -13,8 +13,8 @@ from pathlib import Path
 
 import pytest
 
-from attnrank import recovery
-from attnrank.recovery import (
+from attnrank.pipeline import recovery
+from attnrank.pipeline.recovery import (
     RUN_ENV,
     OrphanedJob,
     Proc,

@@ -15,7 +15,7 @@ from pathlib import Path
 import pytest
 from conftest import copy_repo
 
-from attnrank.provenance import SIDECAR_SUFFIX
+from attnrank.pipeline.provenance import SIDECAR_SUFFIX
 
 pytestmark = pytest.mark.slow
 SNAKEMAKE = str(Path(sys.executable).with_name("snakemake"))

@@ -9,8 +9,8 @@ from pathlib import Path
 
 import pytest
 
-from attnrank.provenance import sha256_file, write_sidecar
-from attnrank.reference import (
+from attnrank.pipeline.provenance import sha256_file, write_sidecar
+from attnrank.publish.reference import (
     MAX_BYTES,
     git_is_clean,
     load_manifest,
@@ -18,10 +18,12 @@ from attnrank.reference import (
     sidecar_only_paths,
 )
 
-COPIED = ["claims.csv", "claims.md", "figures/fig.png", "tables/info.csv", "tables/t.parquet"]
-SIDECAR_ONLY = ["entropic/predict/linear/spectra.npz", "figures/fig.pdf",
-                "minip/train/witness/mlp/metrics.parquet", "minip/train/witness/mlp/weights.npz",
-                "tables/huge.parquet"]
+# everything a later run needs to skip a current step is copied; only what is too large (and
+# what no pattern names) is published sidecar-only
+COPIED = ["claims.csv", "claims.md", "entropic/predict/linear/spectra.npz", "figures/fig.pdf",
+          "figures/fig.png", "minip/train/witness/mlp/metrics.parquet",
+          "minip/train/witness/mlp/weights.npz", "tables/info.csv", "tables/t.parquet"]
+SIDECAR_ONLY = ["minip/train/witness/huge/weights.npz", "other/x.bin", "tables/huge.parquet"]
 
 
 def _artifact(run: Path, rel: str, data: bytes, inputs: dict[str, str] | None = None) -> None:
@@ -41,6 +43,8 @@ def _finished_run(root: Path) -> Path:
     _artifact(run, "tables/t.parquet", b"table", {m: sha256_file(run / m)})
     _artifact(run, "tables/info.csv", b"a,b\n1,2\n")
     _artifact(run, "tables/huge.parquet", b"x" * (MAX_BYTES + 1))
+    _artifact(run, "minip/train/witness/huge/weights.npz", b"x" * (MAX_BYTES + 1))
+    _artifact(run, "other/x.bin", b"not a pattern of the reference")
     t = {"tables/t.parquet": sha256_file(run / "tables/t.parquet")}
     _artifact(run, "figures/fig.png", b"png", t)
     _artifact(run, "figures/fig.pdf", b"pdf", t)
@@ -176,7 +180,7 @@ def test_failed_build_leaves_dest_and_no_temp(run_dir, tmp_path, monkeypatch):
     def boom(*args, **kwargs):
         raise OSError("disk full")
 
-    monkeypatch.setattr("attnrank.reference.sha256_lines", boom)
+    monkeypatch.setattr("attnrank.publish.reference.sha256_lines", boom)
     with pytest.raises(OSError, match="disk full"):
         publish_reference(run_dir, dest)
     assert _snapshot(dest) == before

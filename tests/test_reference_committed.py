@@ -8,8 +8,8 @@ from pathlib import Path
 
 import pytest
 
-from attnrank.audit import audit_run, load_config
-from attnrank.reference import load_manifest
+from attnrank.publish.audit import audit_run, load_config
+from attnrank.publish.reference import load_manifest
 
 ROOT = Path(__file__).resolve().parents[1]
 REFERENCE = ROOT / "results" / "reference"

@@ -11,12 +11,12 @@ import pandas as pd
 import pytest
 import torch
 
-from attnrank.audit import load_config
-from attnrank.claims.minip import tt3, tt4, tt5
-from attnrank.experiments.minip import run_job
-from attnrank.experiments.minip_restarts import run_restarts
-from attnrank.jobs.minip import MinipRestartsJob, RestartVariant, minip_jobs
-from attnrank.restarts import claim_sentences, restart_sentence, restart_summary
+from attnrank.minip.claims import tt3, tt4, tt5
+from attnrank.minip.experiments.restarts import run_restarts
+from attnrank.minip.experiments.train import run_job
+from attnrank.minip.jobs import MinipRestartsJob, RestartVariant, minip_jobs
+from attnrank.minip.restarts import claim_sentences, restart_sentence, restart_summary
+from attnrank.publish.audit import load_config
 
 CPU = torch.device("cpu")
 STEPS = 40  # short runs: the identities hold at any length
@@ -206,7 +206,7 @@ def _curves(case: str, rule: str, thr: float, metric: str, good: float, bad: flo
 
 
 def test_figure_draws_every_seed_of_every_variant_and_marks_the_failing_ones():
-    from attnrank.figures.minip_restarts import plot
+    from attnrank.minip.figures.minip_restarts import plot
 
     df = pd.concat([_curves("a", "at_least", 0.999, "test_sequence_accuracy", 1.0, 0.3),
                     _curves("b", "below", 0.5, "test_worst_case_error", 0.1, 0.9)])
@@ -225,6 +225,6 @@ def test_figure_draws_every_seed_of_every_variant_and_marks_the_failing_ones():
 
 
 def test_the_tables_and_the_jobs_name_the_recipe_alike():
-    from attnrank import jobs, restarts
+    from attnrank.minip import jobs, restarts
 
-    assert restarts.ORIGINAL == jobs.minip.ORIGINAL
+    assert restarts.ORIGINAL == jobs.ORIGINAL

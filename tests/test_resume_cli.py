@@ -14,9 +14,9 @@ from pathlib import Path
 
 import pytest
 
-from attnrank.audit import audit_run, load_config
-from attnrank.plan import build_plan
-from attnrank.provenance import clear_interrupted, sidecar_path
+from attnrank.pipeline.plan import build_plan
+from attnrank.pipeline.provenance import clear_interrupted, sidecar_path
+from attnrank.publish.audit import audit_run, load_config
 
 ROOT = Path(__file__).resolve().parents[1]
 CASE = ("minip_train", {"experiment": "rank_vs_m", "instance": "m6"})  # 300 steps at smoke

@@ -10,12 +10,12 @@ import pandas as pd
 import pytest
 import torch
 
-from attnrank.audit import load_config
-from attnrank.experiments.entropic_predict import run_job as predict_job
-from attnrank.experiments.minip import run_job
-from attnrank.jobs.entropic import entropic_jobs
-from attnrank.jobs.minip import minip_jobs
-from attnrank.seeding import seed_indices
+from attnrank.core.seeding import seed_indices
+from attnrank.entropic.experiments.predict import run_job as predict_job
+from attnrank.entropic.jobs import entropic_jobs
+from attnrank.minip.experiments.train import run_job
+from attnrank.minip.jobs import minip_jobs
+from attnrank.publish.audit import load_config
 
 CPU = torch.device("cpu")
 

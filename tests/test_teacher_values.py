@@ -16,13 +16,13 @@ from snakemake.utils import validate
 from test_claims_verdicts import ATT, PRE, Tables, where
 
 from attnrank.claims import CHECKS, FAIL, NOT_RUN, PASS, NotRun
-from attnrank.experiments.entropic_attention import make_teacher
-from attnrank.experiments.entropic_common import seed_instance
-from attnrank.jobs import entropic as jobs
-from attnrank.plan import build_plan
-from attnrank.tasks import operators
-from attnrank.tasks.operators import operator_teacher, value_map
-from attnrank.tasks.teachers import attention_teacher
+from attnrank.entropic import jobs
+from attnrank.entropic.experiments.attention import make_teacher
+from attnrank.entropic.experiments.common import seed_instance
+from attnrank.entropic.tasks import operators
+from attnrank.entropic.tasks.operators import operator_teacher, value_map
+from attnrank.entropic.tasks.teachers import attention_teacher
+from attnrank.pipeline.plan import build_plan
 
 ROOT = Path(__file__).resolve().parents[1]
 SCHEMA = str(ROOT / "workflow" / "schemas" / "config.schema.yaml")
@@ -108,7 +108,7 @@ def test_evaluating_less_often_leaves_the_final_rows_unchanged():
     """The extra attention jobs evaluate only at the last step: the final rows are the same."""
     import torch
 
-    from attnrank.experiments.entropic_attention import run_job
+    from attnrank.entropic.experiments.attention import run_job
 
     p = dict(experiment="attention", instance="softmax_b1_gaussian", teacher_values="gaussian",
              teacher={"kind": "softmax", "beta": 1.0}, r_star=[2], ranks=[1, 2, 4], seeds=2,

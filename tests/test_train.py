@@ -4,10 +4,10 @@ import pandas as pd
 import pytest
 import torch
 
-from attnrank.experiments.minip import _mse, bits_batch, run_job
-from attnrank.models.kernel import DenseAttention, KernelAttention
-from attnrank.tasks.minip import sample_sequences, token_vocab
-from attnrank.train import TrainConfig, resolve_device, train
+from attnrank.core.train import TrainConfig, resolve_device, train
+from attnrank.minip.experiments.train import _mse, bits_batch, run_job
+from attnrank.minip.models import DenseAttention, KernelAttention
+from attnrank.minip.task import sample_sequences, token_vocab
 
 
 def _fit(model_factory, seeds, steps=60):

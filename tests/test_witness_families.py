@@ -20,18 +20,18 @@ from snakemake.exceptions import WorkflowError
 from snakemake.utils import validate
 
 from attnrank.claims import CHECKS, PASS
-from attnrank.columns import TEST_SEQUENCE_ACCURACY, TEST_WORST_CASE_ERROR
-from attnrank.experiments.minip import run_job
-from attnrank.experiments.minip_witness_families import (
+from attnrank.core.columns import TEST_SEQUENCE_ACCURACY, TEST_WORST_CASE_ERROR
+from attnrank.core.figures import draw
+from attnrank.core.io import write_npz, write_table
+from attnrank.minip.experiments.train import run_job
+from attnrank.minip.experiments.witness_families import (
     PATTERNS,
     failure_rows,
     pattern_of,
     witness_families_tables,
     witness_labels,
 )
-from attnrank.figures import draw
-from attnrank.io import write_npz, write_table
-from attnrank.jobs.minip import (
+from attnrank.minip.jobs import (
     WITNESS_FAMILIES,
     WITNESS_FAMILIES_TABLE,
     WitnessFamiliesTableJob,
@@ -39,9 +39,8 @@ from attnrank.jobs.minip import (
     minip_jobs,
     witness_family_grid,
 )
-from attnrank.plan import build_plan, claims_params
-from attnrank.tasks.minip import minip_targets, witness_family
-from attnrank.witness_sweep import (
+from attnrank.minip.task import minip_targets, witness_family
+from attnrank.minip.witness_sweep import (
     family_summary,
     rank_below,
     seed_transitions,
@@ -49,6 +48,7 @@ from attnrank.witness_sweep import (
     tracking_text,
     transition,
 )
+from attnrank.pipeline.plan import build_plan, claims_params
 
 ROOT = Path(__file__).resolve().parents[1]
 SCHEMA = str(ROOT / "workflow" / "schemas" / "config.schema.yaml")
@@ -345,7 +345,7 @@ def test_figure_renders_from_a_synthetic_table(tmp_path):
 
 
 def test_figure_draws_every_family_and_y_equals_x():
-    from attnrank.figures.minip_witness_families import plot
+    from attnrank.minip.figures.minip_witness_families import plot
 
     fams = {(4, 3): [4] * 3, (4, 10): [4] * 3, (6, 4): [12] * 3, (8, 6): [math.inf] * 3}
     fig = plot({"minip_witness_families": synthetic(fams)}, {"worst_case_cutoff": CUT})

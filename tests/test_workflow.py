@@ -14,9 +14,9 @@ import yaml
 from conftest import copy_repo, snakemake
 
 from attnrank.claims import evaluate_claims
-from attnrank.plan import NON_ARTIFACTS, claims_params
-from attnrank.provenance import SIDECAR_SUFFIX, sha256_file
-from attnrank.registry import CLAIMS, claim_tables
+from attnrank.pipeline.plan import NON_ARTIFACTS, claims_params
+from attnrank.pipeline.provenance import SIDECAR_SUFFIX, sha256_file
+from attnrank.pipeline.registry import CLAIMS, claim_tables
 
 pytestmark = pytest.mark.slow
 

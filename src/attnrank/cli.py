@@ -2,7 +2,9 @@
 
 Each Snakemake rule runs exactly one of these commands, so every step can be rerun by hand with
 the same arguments (a sidecar's "command" field holds them). A step's ``--params`` is its typed
-job as JSON (``attnrank.jobs``): unknown or missing keys are refused before any work.
+job as JSON (the dataclasses of ``attnrank.<wing>.jobs``): unknown or missing keys are refused
+before any work. A step command builds the job and hands it, with the wing's ``step`` function, to
+the step runner (``attnrank.pipeline.runner``), which writes the outputs and their sidecars.
 
 A failure caused by the input (bad --params JSON or a missing key, a missing or corrupt Parquet
 table or npz archive, a table without a column the step needs, an output path that is a folder)
@@ -21,6 +23,15 @@ import traceback
 from collections.abc import Sequence
 from pathlib import Path
 from typing import Any, NoReturn
+
+from attnrank.pipeline.runner import (
+    CHECKPOINT_ENV,
+    cpu_step,
+    seed_record,
+    set_threads,
+    table_step,
+    train_step,
+)
 
 log = logging.getLogger("attnrank")
 
@@ -219,19 +230,6 @@ def _common(p: argparse.ArgumentParser) -> None:
     p.add_argument("--wildcards", default="{}", help="wildcards (JSON object, provenance)")
 
 
-def _threads(n: int) -> None:
-    import torch
-
-    torch.set_num_threads(max(1, n))
-
-
-def _device_name(device: Any) -> str:
-    import torch
-
-    return str(device) if device.type == "cpu" else torch.cuda.get_device_name(device)
-
-
-CHECKPOINT_ENV = "ATTNRANK_CHECKPOINT_EVERY"
 
 
 def _checkpoint_every(text: str) -> int:
@@ -244,214 +242,120 @@ def _checkpoint_every(text: str) -> int:
     return value
 
 
-def _checkpoint(a: argparse.Namespace, run: Any, first_output: str, device: Any) -> Any:
-    """The training job's checkpoint beside its first output (attnrank.checkpoint), keyed by the
-    step, its parameters and code hash, torch, the device and the thread count."""
-    import torch
-
-    from attnrank.checkpoint import Checkpoint, checkpoint_key, checkpoint_path
-
-    key = checkpoint_key(run.step, run.params, run.code["step_sha256"], _device_name(device),
-                         torch.get_num_threads())
-    return Checkpoint.open(checkpoint_path(first_output), key, a.checkpoint_every)
-
-
-def _seed(job: Any) -> dict[str, Any]:
-    return {"scheme": "(experiment, task instance, seed index, role)",
-            "experiment": job.experiment, "instance": job.instance, "seeds": job.seeds}
-
-
-class TrainingStep:
-    """What every training command shares: threads, device, the provenance ``Run`` and the
-    checkpoint beside the first output; ``finish`` writes each output (a DataFrame as Parquet, a
-    dict of arrays as npz), their sidecars, and removes the checkpoint."""
-
-    def __init__(self, a: argparse.Namespace, step: str, job: Any, first_output: str,
-                 what: str) -> None:
-        from attnrank.provenance import Run
-        from attnrank.train import resolve_device
-
-        _threads(a.threads)
-        self.device = resolve_device(a.device)
-        self.run = Run(step, job.to_dict(), [], a.wildcards, rule=a.rule)
-        log.info("%s on %s", what, self.device)
-        self.checkpoint = _checkpoint(a, self.run, first_output, self.device)
-
-    def finish(self, outputs: dict[str, Any], seed: dict[str, Any]) -> None:
-        from attnrank.io import write_npz, write_table
-
-        for path, value in outputs.items():
-            (write_npz if path.endswith(".npz") else write_table)(value, path)
-        self.run.finish(list(outputs), device=_device_name(self.device), seed=seed)
-        self.checkpoint.remove()
-
-
 def cmd_minip_train(a: argparse.Namespace) -> None:
-    from attnrank.experiments.minip import run_job
-    from attnrank.jobs.minip import MinipTrainJob
+    from attnrank.minip.experiments.train import step
+    from attnrank.minip.jobs import MinipTrainJob
 
     job = MinipTrainJob.from_dict(a.params)
-    t = TrainingStep(a, "minip_train", job, a.metrics, f"minip {job.experiment}/{job.instance}")
-    metrics, weights = run_job(job.to_dict(), t.device, t.checkpoint)
-    t.finish({a.metrics: metrics, a.weights: weights}, _seed(job))
+    train_step(a, "minip_train", job, step, a.metrics,
+              f"minip {job.experiment}/{job.instance}", seed_record(job))
 
 
 def cmd_minip_capacity(a: argparse.Namespace) -> None:
-    from attnrank.experiments.minip_capacity import run_capacity
-    from attnrank.jobs.minip import MinipCapacityJob
+    from attnrank.minip.experiments.capacity import step
+    from attnrank.minip.jobs import MinipCapacityJob
 
     job = MinipCapacityJob.from_dict(a.params)
-    t = TrainingStep(a, "minip_capacity_train", job, a.metrics, f"minip capacity {job.instance}")
-    t.finish({a.metrics: run_capacity(job.to_dict(), t.device, t.checkpoint)}, _seed(job))
+    train_step(a, "minip_capacity_train", job, step, a.metrics,
+              f"minip capacity {job.instance}", seed_record(job))
 
 
 def cmd_minip_constructions(a: argparse.Namespace) -> None:
-    from attnrank.experiments.minip_constructions import run_constructions
-    from attnrank.io import write_table
-    from attnrank.jobs.minip import MinipConstructionsJob
-    from attnrank.provenance import Run
+    from attnrank.minip.experiments.constructions import step
+    from attnrank.minip.jobs import MinipConstructionsJob
 
-    job = MinipConstructionsJob.from_dict(a.params)
-    _threads(a.threads)
-    run = Run("minip_constructions", job.to_dict(), [], a.wildcards, rule=a.rule)
-    write_table(run_constructions(job.to_dict()), a.out)
-    run.finish([a.out], device="cpu", seed={"experiment": "constructions"})
+    cpu_step(a, "minip_constructions", MinipConstructionsJob.from_dict(a.params), step,
+              {"experiment": "constructions"})
 
 
 def cmd_minip_information_bound(a: argparse.Namespace) -> None:
-    import pandas as pd
+    from attnrank.minip.experiments.constructions import information_bound_step
+    from attnrank.minip.jobs import InformationBoundJob
 
-    from attnrank.experiments.minip_constructions import information_bound
-    from attnrank.io import read_table, write_table
-    from attnrank.jobs.minip import InformationBoundJob
-    from attnrank.provenance import Run
-
-    job = InformationBoundJob.from_dict(a.params)
-    run = Run("minip_information_bound", job.to_dict(), a.inputs, a.wildcards, rule=a.rule)
-    df = information_bound(pd.concat([read_table(p) for p in a.inputs], ignore_index=True),
-                           float_bits=job.float_bits)
-    write_table(df, a.out)
-    write_table(df, a.csv)
-    run.finish([a.out, a.csv])
+    table_step(a, "minip_information_bound", InformationBoundJob.from_dict(a.params),
+                information_bound_step, a.inputs)
 
 
 def cmd_minip_witness_families(a: argparse.Namespace) -> None:
-    from attnrank.experiments.minip_witness_families import witness_families_tables
-    from attnrank.io import write_table
-    from attnrank.jobs.minip import WitnessFamiliesTableJob
-    from attnrank.provenance import Run
+    from attnrank.minip.experiments.witness_families import step
+    from attnrank.minip.jobs import WitnessFamiliesTableJob
 
-    job = WitnessFamiliesTableJob.from_dict(a.params)
-    _threads(a.threads)
-    run = Run("minip_witness_families", job.to_dict(), a.inputs, a.wildcards, rule=a.rule)
-    table, summary = witness_families_tables(a.inputs, job.to_dict())
-    write_table(table, a.out)
-    write_table(summary, a.summary)
-    write_table(summary, a.csv)
-    run.finish([a.out, a.summary, a.csv])
+    set_threads(a.threads)
+    table_step(a, "minip_witness_families", WitnessFamiliesTableJob.from_dict(a.params), step,
+                a.inputs)
 
 
 def cmd_minip_restarts(a: argparse.Namespace) -> None:
-    from attnrank.experiments.minip_restarts import run_restarts
-    from attnrank.jobs.minip import MinipRestartsJob
+    from attnrank.minip.experiments.restarts import step
+    from attnrank.minip.jobs import MinipRestartsJob
 
     job = MinipRestartsJob.from_dict(a.params)
-    t = TrainingStep(a, "minip_restarts_train", job, a.metrics,
-                     f"minip restarts {job.case} ({job.train.experiment}/{job.train.instance} "
-                     f"{job.model})")
-    t.finish({a.metrics: run_restarts(job.to_dict(), t.device, t.checkpoint)},
-             _seed(job.train) | {"seeds": job.seeds,
-                                 "role": "the training job's init and data stream"})
+    train_step(a, "minip_restarts_train", job, step, a.metrics,
+              f"minip restarts {job.case} ({job.train.experiment}/{job.train.instance} "
+              f"{job.model})",
+              seed_record(job.train) | {"seeds": job.seeds,
+                                  "role": "the training job's init and data stream"})
 
 
 def cmd_minip_restarts_tables(a: argparse.Namespace) -> None:
-    from attnrank.io import write_table
-    from attnrank.jobs.minip import RestartsTableJob
-    from attnrank.provenance import Run
-    from attnrank.restarts import restarts_tables
+    from attnrank.minip.jobs import RestartsTableJob
+    from attnrank.minip.restarts import step
 
-    job = RestartsTableJob.from_dict(a.params)
-    run = Run("minip_restarts_tables", job.to_dict(), a.inputs, a.wildcards, rule=a.rule)
-    table, summary = restarts_tables(a.inputs)
-    write_table(table, a.out)
-    write_table(summary, a.summary)
-    write_table(summary, a.csv)
-    run.finish([a.out, a.summary, a.csv])
+    table_step(a, "minip_restarts_tables", RestartsTableJob.from_dict(a.params), step, a.inputs)
 
 
 def cmd_entropic_train(a: argparse.Namespace) -> None:
     import importlib
 
-    from attnrank.jobs.entropic import TRAIN_JOBS
+    from attnrank.entropic.jobs import TRAIN_JOBS
 
     exp = a.params.get("experiment")
     if exp not in TRAIN_JOBS:
         raise ValueError(f"params.experiment must be one of {', '.join(TRAIN_JOBS)}, got {exp!r}")
     job = TRAIN_JOBS[exp].from_dict(a.params)
-    t = TrainingStep(a, f"entropic_{exp}_train", job, a.metrics, f"entropic {exp}/{job.instance}")
-    module = importlib.import_module(f"attnrank.experiments.entropic_{exp}")
-    metrics, weights = module.run_job(job.to_dict(), t.device, t.checkpoint)
-    t.finish({a.metrics: metrics, a.weights: weights}, _seed(job))
+    step = importlib.import_module(f"attnrank.entropic.experiments.{exp}").step
+    train_step(a, f"entropic_{exp}_train", job, step, a.metrics,
+              f"entropic {exp}/{job.instance}", seed_record(job))
 
 
 def cmd_entropic_predict(a: argparse.Namespace) -> None:
-    from attnrank.experiments.entropic_predict import run_job
-    from attnrank.io import write_npz, write_table
-    from attnrank.jobs.entropic import PredictJob
-    from attnrank.provenance import Run
+    from attnrank.entropic.experiments.predict import step
+    from attnrank.entropic.jobs import PredictJob
 
     job = PredictJob.from_dict(a.params)
-    _threads(a.threads)
-    run = Run("entropic_predict", job.to_dict(), [], a.wildcards, rule=a.rule)
-    table, spectra = run_job(job.to_dict())
-    write_table(table, a.out)
-    write_npz(spectra, a.spectra)
-    run.finish([a.out, a.spectra], device="cpu", seed=_seed(job))
+    cpu_step(a, "entropic_predict", job, step, seed_record(job))
 
 
 def cmd_language_corpora(a: argparse.Namespace) -> None:
-    from attnrank.experiments.language_corpora import corpora_table
-    from attnrank.io import write_table
-    from attnrank.jobs.language import LanguageCorporaJob
-    from attnrank.provenance import Run
+    from attnrank.language.experiments.corpora import step
+    from attnrank.language.jobs import LanguageCorporaJob
 
-    job = LanguageCorporaJob.from_dict(a.params)
-    run = Run("language_corpora", job.to_dict(), [], a.wildcards, rule=a.rule)
-    table = corpora_table(job.to_dict())
-    write_table(table, a.out)
-    write_table(table, a.csv)
-    run.finish([a.out, a.csv], device="cpu", seed={"scheme": "(language, corpus, builtin)"})
+    cpu_step(a, "language_corpora", LanguageCorporaJob.from_dict(a.params), step,
+              {"scheme": "(language, corpus, builtin)"})
 
 
 def cmd_language_train(a: argparse.Namespace) -> None:
-    from attnrank.experiments.language import run_job
-    from attnrank.jobs.language import LanguageTrainJob
+    from attnrank.language.experiments.train import step
+    from attnrank.language.jobs import LanguageTrainJob
 
     job = LanguageTrainJob.from_dict(a.params)
-    t = TrainingStep(a, "language_train", job, a.ranks, f"language {job.corpus}")
-    ranks, loss, weights = run_job(job.to_dict(), t.device, t.checkpoint)
-    t.finish({a.ranks: ranks, a.loss: loss, a.weights: weights},
-             {"scheme": "init (language, init, seed index); batches (language, corpus, "
-              "seed index, batches)", "corpus": job.corpus, "seeds": job.seeds,
-              "seed_offset": job.seed_offset})
+    train_step(a, "language_train", job, step, a.ranks, f"language {job.corpus}",
+              {"scheme": "init (language, init, seed index); batches (language, corpus, "
+               "seed index, batches)", "corpus": job.corpus, "seeds": job.seeds,
+               "seed_offset": job.seed_offset})
 
 
 def cmd_table(a: argparse.Namespace) -> None:
-    from attnrank.io import write_table
-    from attnrank.jobs.table import TableJob
-    from attnrank.provenance import Run
-    from attnrank.tables import concat_tables
+    from attnrank.core.table_job import TableJob
+    from attnrank.core.tables import step
 
-    job = TableJob.from_dict(a.params)
-    run = Run("table", job.to_dict(), a.inputs, a.wildcards, rule=a.rule)
-    write_table(concat_tables(a.inputs, job.select, job.max_rank_only), a.out)
-    run.finish([a.out])
+    table_step(a, "table", TableJob.from_dict(a.params), step, a.inputs)
 
 
 def cmd_figure(a: argparse.Namespace) -> None:
-    from attnrank.figures import draw
-    from attnrank.provenance import Run
-    from attnrank.registry import FIGURES
+    from attnrank.core.figures import draw
+    from attnrank.pipeline.provenance import Run
+    from attnrank.pipeline.registry import FIGURES
 
     if a.name not in FIGURES:
         raise ValueError(f"unknown figure {a.name!r}; registered: {', '.join(FIGURES)}")
@@ -461,30 +365,28 @@ def cmd_figure(a: argparse.Namespace) -> None:
 
 
 def cmd_claims(a: argparse.Namespace) -> None:
-    from attnrank.claims import evaluate_claims, write_claims
-    from attnrank.provenance import Run
+    from attnrank.claims import step
+    from attnrank.pipeline.provenance import Run
 
     run = Run("claims", a.params, a.inputs, a.wildcards, rule=a.rule)
-    table = evaluate_claims(a.inputs, a.params)
-    outs = write_claims(table, a.md, a.csv, a.params.get("scale", "?"), a.html)
-    run.finish(outs)
+    run.finish(step(a.inputs, a.params, a.md, a.csv, a.html))
 
 
 def cmd_audit(a: argparse.Namespace) -> int:
-    from attnrank.audit import audit_run, load_config
+    from attnrank.publish.audit import audit_run, load_config
 
     report = audit_run(Path(a.run), load_config(a.config), scale=a.scale)
     text = report.summary()
     print(text)
     if a.json:
-        from attnrank.io import write_text
+        from attnrank.core.io import write_text
 
         write_text(report.to_json(), a.json)
     return 0 if report.ok else 1
 
 
 def cmd_check_config(a: argparse.Namespace) -> int:
-    from attnrank import configcheck
+    from attnrank.pipeline import configcheck
 
     files = ([a.base] if a.base else []) + list(a.configfiles)
     problems = configcheck.file_problems(files)
@@ -506,20 +408,20 @@ def cmd_check_config(a: argparse.Namespace) -> int:
 
 
 def cmd_compare(a: argparse.Namespace) -> int:
-    from attnrank.compare import compare_runs
+    from attnrank.publish.compare import compare_runs
 
     report = compare_runs(Path(a.run), Path(a.ref), abs_tol=a.abs_tol, rtol=a.rtol, k=a.k,
                           allow_missing=a.allow_missing)
     print(report.summary())
     if a.json:
-        from attnrank.io import write_text
+        from attnrank.core.io import write_text
 
         write_text(report.to_json(), a.json)
     return 0 if report.ok else 1
 
 
 def cmd_reference(a: argparse.Namespace) -> None:
-    from attnrank.reference import git_is_clean, publish_reference
+    from attnrank.publish.reference import git_is_clean, publish_reference
 
     if not a.allow_dirty:
         clean, status = git_is_clean(Path.cwd())
@@ -528,6 +430,28 @@ def cmd_reference(a: argparse.Namespace) -> None:
                                f"--allow-dirty for a trial):\n{status}")
     copied = publish_reference(a.run, a.dest)
     log.info("published %d files (with sidecars) from %s to %s", len(copied), a.run, a.dest)
+
+
+def cmd_restore(a: argparse.Namespace) -> int:
+    from attnrank.publish.audit import load_config
+    from attnrank.publish.restore import restore_reference
+
+    done = restore_reference(Path(a.reference), Path(a.run), load_config(a.config),
+                             replace=a.replace)
+    print(done.summary())
+    if a.verbose_list:
+        for rel, why in sorted(done.left.items()):
+            print(f"  left {rel}: {why}")
+    return 0
+
+
+def cmd_stale(a: argparse.Namespace) -> int:
+    from attnrank.publish.audit import load_config
+    from attnrank.publish.restore import stale_artifacts
+
+    for rel in stale_artifacts(Path(a.run), load_config(a.config)):
+        print(f"{a.run.rstrip('/')}/{rel}" if a.prefix else rel)
+    return 0
 
 
 def _report_section(a: argparse.Namespace, changed: bool, section: str, source: str,
@@ -546,7 +470,7 @@ HELDOUT_RECORD = "benchmarks/results/heldout_run.json"
 
 
 def cmd_readme(a: argparse.Namespace) -> int:
-    from attnrank.readme import update_heldout, update_readme
+    from attnrank.publish.readme import update_heldout, update_readme
 
     changed = update_readme(Path(a.readme), Path(a.reference), check=a.check)
     rc = _report_section(a, changed, "results section", a.reference, "make readme")
@@ -561,8 +485,8 @@ def cmd_heldout(a: argparse.Namespace) -> int:
     """Record a finished held-out run (claims and what it is) and put its verdicts in README."""
     import shutil
 
-    from attnrank.io import write_text
-    from attnrank.readme import heldout_record, update_heldout
+    from attnrank.core.io import write_text
+    from attnrank.publish.readme import heldout_record, update_heldout
 
     run = Path(a.run)
     record = heldout_record(run)
@@ -575,7 +499,7 @@ def cmd_heldout(a: argparse.Namespace) -> int:
 
 
 def cmd_readme_times(a: argparse.Namespace) -> int:
-    from attnrank.readme import update_times
+    from attnrank.publish.readme import update_times
 
     changed = update_times(Path(a.readme), Path(a.summary), check=a.check)
     return _report_section(a, changed, "time table", a.summary, "make bench")
@@ -762,6 +686,25 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--allow-dirty", action="store_true", help="publish from a dirty tree (trials)")
     p.set_defaults(func=cmd_reference)
 
+    p = sub.add_parser("restore", help="rebuild a run folder from the committed reference: "
+                       "what the audit finds current is copied (mtimes in DAG order), what changed "
+                       "is left for the next run")
+    p.add_argument("--reference", default="results/reference")
+    p.add_argument("--run", default="results/full")
+    p.add_argument("--config", default="config.yaml")
+    p.add_argument("--replace", action="store_true",
+                   help="empty a run folder that already holds artifacts first")
+    p.add_argument("--list", dest="verbose_list", action="store_true",
+                   help="also list every artifact left for the run, with why")
+    p.set_defaults(func=cmd_restore)
+
+    p = sub.add_parser("stale", help="list the artifacts of a run folder a rerun must make "
+                       "again (the audit's stale, modified and broken-chain findings), one a line")
+    p.add_argument("run", nargs="?", default="results/full")
+    p.add_argument("--config", default="config.yaml")
+    p.add_argument("--prefix", action="store_true", help="print paths with the run folder")
+    p.set_defaults(func=cmd_stale)
+
     p = sub.add_parser("readme", help="rewrite README's results section (claims, figure "
                        "thumbnails) from the committed reference run")
     p.add_argument("--readme", default="README.md")
@@ -801,7 +744,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         check_inputs(args)
         outputs = _output_paths(args)
         if outputs:  # a step: clear what an interrupted run left for its outputs
-            from attnrank.provenance import clear_interrupted
+            from attnrank.pipeline.provenance import clear_interrupted
 
             for path in outputs:
                 clear_interrupted(path)

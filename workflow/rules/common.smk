@@ -1,5 +1,5 @@
 # Helpers shared by every rule file (no science here). Every name, job and input comes from the
-# package: attnrank.registry (steps, tables, figures, claims) and attnrank.plan (per scale: what
+# package: attnrank.pipeline.registry (steps, tables, figures, claims) and attnrank.pipeline.plan (per scale: what
 # each artifact is made from, with which parameters). The scale follows from the target path
 # (results/<scale>/...); `scale:` in the config only picks what `rule all` builds.
 import os
@@ -7,14 +7,14 @@ import sys
 from pathlib import Path
 
 sys.path.insert(0, str(Path(workflow.basedir) / "src"))
-from attnrank.cli import CHECKPOINT_ENV  # noqa: E402
-from attnrank.codehash import step_code_hash  # noqa: E402
-from attnrank.jobs.language import corpus_files  # noqa: E402
-from attnrank.jobs.minip import MINIP_EXPERIMENTS  # noqa: E402
-from attnrank.plan import ENTROPIC_WILDCARD, build_plans  # noqa: E402
-from attnrank.progress import FD_ENV, PROGRESS_FD  # noqa: E402
-from attnrank.recovery import mark_run, record_owner, recover  # noqa: E402
-from attnrank.registry import FIGURES, TABLES  # noqa: E402
+from attnrank.language.jobs import corpus_files  # noqa: E402
+from attnrank.minip.jobs import MINIP_EXPERIMENTS  # noqa: E402
+from attnrank.pipeline.codehash import step_code_hash  # noqa: E402
+from attnrank.pipeline.plan import ENTROPIC_WILDCARD, build_plans  # noqa: E402
+from attnrank.pipeline.progress import FD_ENV, PROGRESS_FD  # noqa: E402
+from attnrank.pipeline.recovery import mark_run, record_owner, recover  # noqa: E402
+from attnrank.pipeline.registry import FIGURES, TABLES  # noqa: E402
+from attnrank.pipeline.runner import CHECKPOINT_ENV  # noqa: E402
 
 CONDA_ENV = "../../envs/attnrank.yaml"
 RESULTS = "results/{scale}"  # artifacts only: every file here has a .prov.json sidecar
@@ -33,7 +33,7 @@ os.environ[CHECKPOINT_ENV] = str(config["checkpoint_every"])
 os.environ[FD_ENV] = str(PROGRESS_FD)
 if workflow.is_main_process:
     # A Snakemake killed in this folder left its locks (and maybe jobs) behind: remove them so
-    # the same command resumes the run (attnrank.recovery; a live run is never touched). Every job
+    # the same command resumes the run (attnrank.pipeline.recovery; a live run is never touched). Every job
     # started from here carries this run's mark in its environment.
     for line in recover():
         print(f"attnrank: {line}", file=sys.stderr)

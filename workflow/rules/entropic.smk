@@ -1,5 +1,5 @@
 # Paper A (Yoon): the Entropic Bound — A1 linear surrogate, A2 interpolation ladder, A3
-# attention-native rank, A4 data-only predictability. Jobs: attnrank.jobs.entropic.
+# attention-native rank, A4 data-only predictability. Jobs: attnrank.entropic.jobs.
 
 for _exp in ("surrogate", "ladder", "attention"):
     _rule, _wc = f"entropic_{_exp}_train", ENTROPIC_WILDCARD[_exp]

@@ -1,5 +1,5 @@
 # Paper A, appendix B: byte-level language models on text that ships with Python (and user text
-# files). Jobs: attnrank.jobs.language; corpora: attnrank.tasks.corpora (docs/methods.md,
+# files). Jobs: attnrank.language.jobs; corpora: attnrank.language.corpora (docs/methods.md,
 # "Appendix B corpora and complexity").
 
 

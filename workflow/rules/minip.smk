@@ -1,5 +1,5 @@
 # Paper B (Opazo): Min-IP length sweep (B1), scaling in m (B2), witness suite (B3), OOD pools
-# (B4), information bound (B5), hand-built constructions. Jobs: attnrank.jobs.minip.
+# (B4), information bound (B5), hand-built constructions. Jobs: attnrank.minip.jobs.
 
 
 rule minip_train:

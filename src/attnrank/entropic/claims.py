@@ -1,0 +1,525 @@
+"""Paper A (Yoon), the Entropic Bound: claims EB-1 … EB-14 and EB-13b.
+
+Every threshold is a value of the config's ``claims`` block (``v``, see ``core.claim_values``);
+the statements are rendered from the same values. A claim judged at a free parameter fixed before
+the run (τ of EB-13 and EB-14, β of EB-13b) also reports its verdict at every value of the
+config's grid (the ``sweep`` of its outcome); "on every seed" comes with the fraction of seeds.
+EB-7, EB-8, EB-9 and EB-12 are judged on the config's teacher values V* (``entropic.teacher_values``)
+and reported under the other V* too (the ``*_other_values`` tables; ``_both_values``)."""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Mapping
+from typing import Any
+
+import numpy as np
+import pandas as pd
+
+from attnrank.core.claims import (
+    FAIL,
+    NOT_RUN,
+    PASS,
+    NotRun,
+    Outcome,
+    Values,
+    claim,
+    fmt,
+    need,
+    seeds_of,
+    share,
+    sweep_text,
+)
+from attnrank.core.columns import (
+    BOUND,
+    ENERGY_EFFECTIVE_RANK,
+    ENTROPY_EFFECTIVE_RANK,
+    EXCESS,
+    EXCESS_POPULATION,
+    numerical_rank,
+)
+from attnrank.core.quantities import (
+    deviation_from_r_star,
+    median_over_seeds,
+    recovery_frontier,
+    transition_ratios,
+)
+from attnrank.entropic.jobs import other_values
+
+Tables = Mapping[str, pd.DataFrame]
+
+
+def _adam(tables: Tables) -> pd.DataFrame:
+    df = need(tables, "entropic_surrogate")
+    return df[df["optimizer"] == "adam"]
+
+
+@claim("EB-1", "A", ('entropic_surrogate',),
+       "Linear surrogate, deficiency: for every r < r*, the trained excess risk (Adam) "
+       "lies on the Eckart–Young bound, within {bound_tolerance:g} of it (relative to the bound)")
+def eb1(tables: Tables, p: dict[str, Any], v: Values) -> Outcome:
+    tol = float(v["bound_tolerance"])
+    df = _adam(tables)
+    low = df[df["rank"] < df["r_star"]]
+    if low.empty:
+        raise NotRun("no student with r < r* in the grid")
+    rel = (low[EXCESS] - low[BOUND]) / low[BOUND]
+    worst = low.loc[rel.abs().idxmax()]
+    below = float((low[EXCESS_POPULATION] - low[BOUND]).min())
+    ok = bool((rel.abs() <= tol).all())
+    measured = (f"max abs(excess − bound) / bound {fmt(float(rel.abs().max()))} (r*={int(worst.r_star)}, "
+                f"r={int(worst['rank'])}, seed {int(worst.seed)}); relative deviation from "
+                f"{fmt(float(rel.min()))} to {fmt(float(rel.max()))}; "
+                f"{share(rel.abs() <= tol, 'students (r, seed) within')}")
+    note = (f"held-out excess can sit below the bound by sampling noise only; the exact population "
+            f"excess minus the bound is ≥ {fmt(below)} (never below it)")
+    return ok, measured, f"abs(excess − bound) ≤ {tol:g} · bound for every r < r*", note
+
+
+@claim("EB-2", "A", ('entropic_surrogate',),
+       "Linear surrogate, attainability: for every r ≥ r*, the trained excess risk "
+       "(Adam) is at most {noise_floor:g} (the noise floor; signal variance 1)")
+def eb2(tables: Tables, p: dict[str, Any], v: Values) -> Outcome:
+    floor = float(v["noise_floor"])
+    df = _adam(tables)
+    high = df[df["rank"] >= df["r_star"]]
+    if high.empty:
+        raise NotRun("no student with r ≥ r* in the grid")
+    worst = high.loc[high[EXCESS].idxmax()]
+    measured = (f"max excess {fmt(float(worst[EXCESS]))} (r*={int(worst.r_star)}, r={int(worst['rank'])}); "
+                f"median {fmt(float(high[EXCESS].median()))}; "
+                f"{share(high[EXCESS] <= floor, 'students (r, seed) at the floor')}")
+    return bool(high[EXCESS].max() <= floor), measured, f"≤ {floor:g}", ""
+
+
+@claim("EB-3", "A", ('entropic_surrogate',),
+       "Linear surrogate, sharp transition: excess(r* − 1) / excess(r*) ≥ {min_ratio:g}")
+def eb3(tables: Tables, p: dict[str, Any], v: Values) -> Outcome:
+    least = float(v["min_ratio"])
+    jumps = transition_ratios(_adam(tables))
+    if not jumps:
+        raise NotRun("the grid lacks r* − 1 and r* for every r* ≥ 2")
+    lo = min(jumps, key=lambda j: j[2])
+    by_r = {}
+    for r_star, _, ratio in jumps:
+        by_r.setdefault(r_star, []).append(ratio)
+    measured = (f"min ratio {fmt(lo[2])} (r*={lo[0]}, seed {lo[1]}); median by r*: "
+                + ", ".join(f"{r}:{fmt(float(np.median(v)))} ("
+                            f"{seeds_of(pd.Series(v) >= least, f'≥ {least:g}')})"
+                            for r, v in sorted(by_r.items())))
+    return bool(lo[2] >= least), measured, f"≥ {least:g} for every r* and seed", ""
+
+
+@claim("EB-4", "A", ('entropic_surrogate',),
+       "Linear surrogate, recovery: for the over-parameterized student (r = N), R̃_eff "
+       "of the learned A is within ±{rank_tolerance:g} of r* (median over seeds)")
+def eb4(tables: Tables, p: dict[str, Any], v: Values) -> Outcome:
+    tol = float(v["rank_tolerance"])
+    df = need(tables, "entropic_surrogate")
+    n = int(p["entropic"]["n_tokens"])
+    top = df[df["rank"] == n]
+    adam = top[top["optimizer"] == "adam"]
+    if adam.empty:
+        raise NotRun(f"no Adam student with r = N = {n}")
+    taus = [float(t) for t in p["entropic"]["taus"]]
+    ok, parts, notes = True, [], []
+    for opt, part in sorted(top.groupby("optimizer")):
+        for r_star, g in sorted(part.groupby("r_star")):
+            reff = float(g[ENERGY_EFFECTIVE_RANK].median())
+            if opt == "adam":
+                ok &= abs(reff - r_star) <= tol
+            nums = {t: float(g[numerical_rank(t)].median()) for t in taus}
+            parts.append(f"{opt} r*={r_star}: R̃_eff {fmt(reff)}, numerical rank "
+                         + "/".join(f"{fmt(v)}" for v in nums.values()))
+            exact = [f"τ={t:g}" for t, v in nums.items() if v == r_star]
+            notes.append(f"{opt} r*={r_star}: numerical rank = r* at "
+                         + (", ".join(exact) if exact else "no τ"))
+    measured = (f"medians over seeds (numerical rank at τ = {'/'.join(f'{t:g}' for t in taus)}); "
+                + "; ".join(parts))
+    note = ("GD = plain gradient descent from small init, early-stopped on validation MSE (not part "
+            "of the verdict). " + "; ".join(notes))
+    return ok, measured, f"abs(median R̃_eff − r*) ≤ {tol:g} (Adam)", note
+
+
+def _ladder(tables: Tables) -> pd.DataFrame:
+    return need(tables, "entropic_ladder").pivot_table(index="seed", columns="model", values=EXCESS)
+
+
+@claim("EB-5", "A", ('entropic_ladder',),
+       "Ladder: B0 reaches the floor (excess ≤ {noise_floor:g}) while B1, B2 and B3 "
+       "(full-rank kernels, no positions) each have ≥ {min_ratio:g}× B0's excess: the bound breaks "
+       "at B1 and stays broken")
+def eb5(tables: Tables, p: dict[str, Any], v: Values) -> Outcome:
+    floor, least = float(v["noise_floor"]), float(v["min_ratio"])
+    piv = _ladder(tables)
+    missing = [m for m in ("B0", "B1", "B2", "B3") if m not in piv.columns]
+    if missing:
+        raise NotRun(f"ladder rungs {missing} were not run")
+    b0_ok = bool((piv["B0"] <= floor).all())
+    ratios = {m: piv[m] / piv["B0"] for m in ("B1", "B2", "B3")}
+    ok = b0_ok and all(bool((r >= least).all()) for r in ratios.values())
+    med = piv.median()
+    measured = ("median excess " + ", ".join(f"{m}:{fmt(float(med[m]))}" for m in ("B0", "B1", "B2", "B3"))
+                + f" (B0: {seeds_of(piv['B0'] <= floor, 'at the floor')}); min over seeds of "
+                "excess / B0's: " + ", ".join(f"{m}:{fmt(float(r.min()))} "
+                                              f"({seeds_of(r >= least, f'≥ {least:g}')})"
+                                              for m, r in ratios.items()))
+    return ok, measured, (f"B0 ≤ {floor:g} on every seed; B1, B2, B3 ≥ {least:g} × B0 on every "
+                          "seed"), ""
+
+
+@claim("EB-6", "A", ('entropic_ladder',),
+       "Ladder ablation: B1 with learned positional features returns to the floor "
+       "(excess ≤ {noise_floor:g}): the cause is input-conditioned mixing, not softmax or rank")
+def eb6(tables: Tables, p: dict[str, Any], v: Values) -> Outcome:
+    floor = float(v["noise_floor"])
+    piv = _ladder(tables)
+    if "B1_pos" not in piv.columns:
+        raise NotRun("B1 with positions was not run")
+    worst = float(piv["B1_pos"].max())
+    other = (f"; B2 with positions: median {fmt(float(piv['B2_pos'].median()))}"
+             if "B2_pos" in piv.columns else "")
+    at_floor = seeds_of(piv["B1_pos"] <= floor, "at the floor")
+    return (worst <= floor, f"B1 with positions: max excess over seeds {fmt(worst)} ({at_floor})"
+            + other,
+            f"≤ {floor:g} on every seed", "softmax with positions can only realize row-stochastic "
+            "fixed mixers, so B2 with positions is not expected to reach the floor")
+
+
+def _teacher(df: pd.DataFrame, kind: str, beta: float | None) -> pd.DataFrame:
+    out = df[df["teacher"] == kind]
+    return out if beta is None else out[np.isclose(out["beta"], beta)]
+
+
+def _both_values(tables: Tables, p: dict[str, Any], table: str,
+                 judge: Callable[[pd.DataFrame], Outcome]) -> Outcome:
+    """A claim judged on ``table`` (the config's teacher values V*) and reported on
+    ``<table>_other_values`` (the other V*): the verdict, threshold and measured text are the
+    config's V*'s; the note adds the other V*'s verdict and measured text (its note too, where it
+    differs), the sweep both verdicts, the config's marked headline. ``NotRun`` when either table
+    is missing or the config's V* lacks the grid; the other V* lacking it is reported, not raised."""
+    values = p["entropic"]["teacher_values"]
+    other = other_values(values)
+    alt_table = need(tables, f"{table}_other_values")
+    head = Outcome(*judge(need(tables, table)))
+    try:
+        alt = Outcome(*judge(alt_table))
+        alt_verdict, alt_text = (PASS if alt.passed else FAIL), alt.measured
+        if alt.note and alt.note != head.note:
+            alt_text += f"; {alt.note}"
+    except NotRun as why:
+        alt_verdict, alt_text = NOT_RUN, str(why)
+    note = "; ".join(t for t in (head.note, f"V*={other} (reported, not in the verdict): "
+                                 f"{alt_verdict}: {alt_text}") if t)
+    sweep = (f"V*={values} (headline): {PASS if head.passed else FAIL}; "
+             f"V*={other}: {alt_verdict}")
+    return Outcome(head.passed, f"V*={values}: {head.measured}", head.threshold, note, sweep)
+
+
+def _attention_bound(table: pd.DataFrame, kind: str, beta: float | None, v: Values) -> Outcome:
+    """Deficiency, attainability and transition of the ``kind`` teacher (at ``beta``) in one
+    attention table."""
+    least, floor, jump_min = (float(v["deficiency_excess"]), float(v["noise_floor"]),
+                              float(v["min_ratio"]))
+    df = _teacher(table, kind, beta)
+    low, high = df[df["rank"] < df["r_star"]], df[df["rank"] >= df["r_star"]]
+    jumps = transition_ratios(df)
+    if low.empty or high.empty or not jumps:
+        raise NotRun(f"the {kind} grid lacks ranks on both sides of r*")
+    lo_min, hi_max = float(low[EXCESS].min()), float(high[EXCESS].max())
+    jump = min(j[2] for j in jumps)
+    ok = lo_min >= least and hi_max <= floor and jump >= jump_min
+    ratios = pd.Series([j[2] for j in jumps])
+    measured = (f"min excess r < r*: {fmt(lo_min)} ({share(low[EXCESS] >= least, 'students')} "
+                f"≥ {least:g}); max excess r ≥ r*: {fmt(hi_max)} "
+                f"({share(high[EXCESS] <= floor, 'students')} ≤ {floor:g}); min "
+                f"excess(r*−1)/excess(r*): {fmt(jump)} ({share(ratios >= jump_min, '(r*, seed)')} "
+                f"≥ {jump_min:g})")
+    return Outcome(ok, measured, f"r < r*: ≥ {least:g}; r ≥ r*: ≤ {floor:g}; jump ≥ {jump_min:g}",
+                   "")
+
+
+BOTH_VALUES = "; verdict on the configured teacher values V*, the other V* reported"
+
+
+@claim("EB-7", "A", ('entropic_attention', 'entropic_attention_other_values'),
+       "Attention-native rank, linear teacher: deficiency (r < r*: excess ≥ "
+       "{deficiency_excess:g}), attainability (r ≥ r*: excess ≤ {noise_floor:g}), transition "
+       "excess(r*−1)/excess(r*) ≥ {min_ratio:g}" + BOTH_VALUES)
+def eb7(tables: Tables, p: dict[str, Any], v: Values) -> Outcome:
+    return _both_values(tables, p, "entropic_attention",
+                        lambda df: _attention_bound(df, "linear", None, v))
+
+
+def _eb8(df: pd.DataFrame, v: Values) -> Outcome:
+    beta = float(v["headline_beta"])
+    passed, measured, threshold, note, _ = _attention_bound(df, "softmax", beta, v)
+    return Outcome(passed, f"β = {beta:g}: " + measured, threshold, note)
+
+
+@claim("EB-8", "A", ('entropic_attention', 'entropic_attention_other_values'),
+       "Attention-native rank, softmax teacher (headline β): deficiency (r < r*: "
+       "excess ≥ {deficiency_excess:g}), attainability (r ≥ r*: excess ≤ {noise_floor:g}), "
+       "transition ratio ≥ {min_ratio:g}" + BOTH_VALUES)
+def eb8(tables: Tables, p: dict[str, Any], v: Values) -> Outcome:
+    return _both_values(tables, p, "entropic_attention", lambda df: _eb8(df, v))
+
+
+def _eb9(df: pd.DataFrame, v: Values) -> Outcome:
+    """EB-9 on one attention table."""
+    beta = float(v["headline_beta"])
+    lin = median_over_seeds(_teacher(df, "linear", None), ["r_star", "rank"], EXCESS)
+    soft = _teacher(df, "softmax", None)
+    head = median_over_seeds(soft[np.isclose(soft["beta"], beta)], ["r_star", "rank"], EXCESS)
+    keys = [k for k in head.index if k[1] < k[0] and k in lin.index]
+    if not keys:
+        raise NotRun("no r < r* with both a linear and a headline-β softmax teacher")
+    worst = max(keys, key=lambda k: head[k] / lin[k])
+    ok = all(head[k] < lin[k] for k in keys)
+    r_top = max(k[0] for k in keys)
+    sweep = []
+    for b, part in sorted(soft.groupby("beta")):
+        med = median_over_seeds(part, ["r_star", "rank"], EXCESS)
+        if (r_top, r_top - 1) in med.index:
+            sweep.append(f"β={b:g}:{fmt(float(med[(r_top, r_top - 1)]))}")
+    if (r_top, r_top - 1) in lin.index:
+        sweep.append(f"linear:{fmt(float(lin[(r_top, r_top - 1)]))}")
+    above = [f"({int(k[0])}, {int(k[1])})" for k in keys if not head[k] < lin[k]]
+    measured = (f"softmax below linear at {len(keys) - len(above)} of {len(keys)} (r*, r) pairs with "
+                f"r < r*; not below at {', '.join(above) or 'none'}; largest softmax/linear ratio "
+                f"{fmt(float(head[worst] / lin[worst]))} (r*={worst[0]}, r={worst[1]}); β sweep, excess at "
+                f"r*={r_top}, r={r_top - 1}: " + ", ".join(sweep))
+    return Outcome(ok, measured, "softmax < linear for every r < r*",
+                   "the β sweep shows whether the gap to linear shrinks (the jump grows again) at "
+                   "larger β")
+
+
+@claim("EB-9", "A", ('entropic_attention', 'entropic_attention_other_values'),
+       "Softmax compresses the jump at β = {headline_beta:g}: for every r < r*, "
+       "excess_softmax(r) < excess_linear(r) (medians over seeds); the β sweep is reported"
+       + BOTH_VALUES)
+def eb9(tables: Tables, p: dict[str, Any], v: Values) -> Outcome:
+    return _both_values(tables, p, "entropic_attention", lambda df: _eb9(df, v))
+
+
+@claim("EB-10", "A", ('entropic_attention',),
+       "Attention-native recovery: for r = d, the numerical rank (τ = {headline_tau:g}) of "
+       "the learned K = W_Q W_Kᵀ equals r* and R̃_eff is within ±{rank_tolerance:g} of r*, for both "
+       "teachers")
+def eb10(tables: Tables, p: dict[str, Any], v: Values) -> Outcome:
+    df = need(tables, "entropic_attention")
+    d = int(p["entropic"]["d"])
+    top = df[df["rank"] == d]
+    beta, tau, tol = float(v["headline_beta"]), float(v["headline_tau"]), float(v["rank_tolerance"])
+    if top.empty:
+        raise NotRun(f"no student with r = d = {d}")
+    col = numerical_rank(tau)
+    ok, parts, others = True, [], []
+    for (kind, b), part in sorted(top.groupby(["teacher", "beta"])):
+        headline = kind == "linear" or np.isclose(b, beta)
+        for r_star, g in sorted(part.groupby("r_star")):
+            num, reff = float(g[col].median()), float(g[ENERGY_EFFECTIVE_RANK].median())
+            good = num == r_star and abs(reff - r_star) <= tol
+            text = (f"{kind}{'' if kind == 'linear' else f' β={b:g}'} r*={r_star}: numerical "
+                    f"{fmt(num)}, R̃_eff {fmt(reff)}")
+            if headline:
+                ok &= good
+                parts.append(text)
+            else:
+                others.append(text)
+    if not parts:
+        raise NotRun("no linear or headline-β softmax teacher at r = d")
+    return ok, "medians over seeds: " + "; ".join(parts), \
+        f"numerical rank (τ={tau:g}) = r*, abs(R̃_eff − r*) ≤ {tol:g}", \
+        ("other β (not in the verdict): " + "; ".join(others)) if others else ""
+
+
+def _predict(tables: Tables | pd.DataFrame, kind: str, estimator: str, v: Values) -> pd.DataFrame:
+    """The rows of ``estimator`` for the ``kind`` teacher (softmax: at the headline β) of the
+    predict table (``tables`` is the run's tables, or one predict table itself)."""
+    df = tables if isinstance(tables, pd.DataFrame) else need(tables, "entropic_predict")
+    df = df[(df["estimator"] == estimator) & (df["teacher"] == kind)]
+    if kind == "softmax":
+        df = df[np.isclose(df["beta"], float(v["headline_beta"]))]
+    if df.empty:
+        raise NotRun(f"no {estimator} rows for a {kind} teacher")
+    return df
+
+
+@claim("EB-11", "A", ('entropic_predict',),
+       "Predictability, linear teacher, V known (E1): the numerical rank and R̃_eff of "
+       "K̂ equal r* (R̃_eff within ±{rank_tolerance:g}) for every r* at every S ≥ {min_sequences}")
+def eb11(tables: Tables, p: dict[str, Any], v: Values) -> Outcome:
+    tol, tau = float(v["rank_tolerance"]), float(v["headline_tau"])
+    df = _predict(tables, "linear", "E1", v)
+    df = df[df["S"] >= int(v["min_sequences"])]
+    col = numerical_rank(tau)
+    num = median_over_seeds(df, ["S", "r_star"], col)
+    reff = median_over_seeds(df, ["S", "r_star"], ENERGY_EFFECTIVE_RANK)
+    bad = [k for k in num.index if num[k] != k[1] or abs(reff[k] - k[1]) > tol]
+    dev = deviation_from_r_star(reff)
+    measured = (f"max abs(median R̃_eff − r*) {fmt(float(dev.max()))}; numerical rank (τ = "
+                f"{tau:g}) ≠ r* at (S, r*) = {[tuple(map(int, k)) for k in bad]}"
+                f" of {len(num)}")
+    return not bad, measured, (f"numerical rank = r*, abs(R̃_eff − r*) ≤ {tol:g}, medians over "
+                               "seeds"), ""
+
+
+def _eb12(table: pd.DataFrame, v: Values) -> Outcome:
+    """EB-12 on one predict table; the debiased E2 at the largest S as the note."""
+    tol = float(v["rank_tolerance"])
+    df = _predict(table, "linear", "E2", v)
+    sizes = sorted(df["S"].unique())
+    if len(sizes) < 2:
+        raise NotRun("fewer than two S in the grid")
+    dev = recovery_frontier(df)
+    top_ok, low_ok = bool(dev[sizes[-1]] <= tol), bool(dev[sizes[0]] <= tol)
+    num = median_over_seeds(df[df["S"] == sizes[-1]], ["r_star"], numerical_rank(v["headline_tau"]))
+    measured = ("max abs(median R̃_eff − r*) by S: "
+                + ", ".join(f"{int(s)}:{fmt(float(v))}" for s, v in dev.items())
+                + f"; numerical rank at S={int(sizes[-1])}: "
+                + ", ".join(f"r*={int(r)}:{fmt(float(v))}" for r, v in num.items()))
+    deb = _predict(table, "linear", "E2_debiased", v)
+    deb_reff = median_over_seeds(deb[deb["S"] == deb["S"].max()], ["r_star"], ENERGY_EFFECTIVE_RANK)
+    note = ("debiased E2 (per-sequence OLS, noise Gram removed) at the largest S, median R̃_eff: "
+            + ", ".join(f"r*={int(r)}:{fmt(float(v))}" for r, v in deb_reff.items()))
+    return Outcome(top_ok and not low_ok, measured,
+                   f"≤ {tol:g} at the largest S; > {tol:g} at the smallest", note)
+
+
+@claim("EB-12", "A", ('entropic_predict', 'entropic_predict_other_values'),
+       "Predictability, linear teacher, V unknown (E2, tensor unfolding): exact at the "
+       "largest S (R̃_eff within ±{rank_tolerance:g}) and not at the smallest (the sufficient-scale "
+       "frontier); the debiased E2 reported" + BOTH_VALUES)
+def eb12(tables: Tables, p: dict[str, Any], v: Values) -> Outcome:
+    return _both_values(tables, p, "entropic_predict", lambda df: _eb12(df, v))
+
+
+def _taus(p: dict[str, Any], headline: float) -> list[float]:
+    """Every τ of the config's grid, the headline included, in order."""
+    return sorted({float(t) for t in p["entropic"]["taus"]} | {headline})
+
+
+def _saturates(df: pd.DataFrame, tau: float, div: float) -> tuple[bool, pd.Series, float, float]:
+    """EB-13's saturation at ``tau``: (spread of the median numerical rank over r* < the spread
+    of r* / ``div``, the medians by r*, their spread, the spread of r*)."""
+    num = median_over_seeds(df, ["r_star"], numerical_rank(tau))
+    r = num.index.to_numpy(float)
+    spread, r_spread = float(num.max() - num.min()), float(r.max() - r.min())
+    return spread < r_spread / div, num, spread, r_spread
+
+
+@claim("EB-13", "A", ('entropic_predict',),
+       "Predictability, softmax teacher (E1 at the largest S): the numerical rank at "
+       "τ = {saturation_tau:g} saturates (spread over the r* grid < the spread of r* / "
+       "{spread_divisor:g}) while R̃_eff stays monotone in r*")
+def eb13(tables: Tables, p: dict[str, Any], v: Values) -> Outcome:
+    tau, div = float(v["saturation_tau"]), float(v["spread_divisor"])
+    df = _predict(tables, "softmax", "E1", v)
+    df = df[df["S"] == df["S"].max()]
+    reff = median_over_seeds(df, ["r_star"], ENERGY_EFFECTIVE_RANK)
+    if len(reff) < 2:
+        raise NotRun("fewer than two r* in the grid")
+    mono = bool(np.all(np.diff(reff.to_numpy()) > 0))
+    saturated, num, spread, r_spread = _saturates(df, tau, div)
+    ok = saturated and mono
+    measured = (f"S = {int(df['S'].max())}: numerical rank (τ={tau:g}) by r*: "
+                + ", ".join(f"{int(k)}:{fmt(float(v))}" for k, v in num.items())
+                + f" (spread {fmt(spread)} vs r* spread {fmt(r_spread)}); R̃_eff by r*: "
+                + ", ".join(f"{int(k)}:{fmt(float(v))}" for k, v in reff.items()))
+    sweep = sweep_text({f"τ={t:g}": _saturates(df, t, div)[0] and mono for t in _taus(p, tau)},
+                       f"τ={tau:g}")
+    e2 = _predict(tables, "softmax", "E2", v)
+    e2 = e2[e2["S"] == e2["S"].max()]
+    e2_num = median_over_seeds(e2, ["r_star"], numerical_rank(tau))
+    note = (f"E2 (V unknown) at the largest S, numerical rank (τ={tau:g}) / R̃_eff by r*: "
+            + ", ".join(f"{int(k)}:{fmt(float(a))}/{fmt(float(b))}" for k, a, b in zip(
+                e2_num.index, e2_num,
+                median_over_seeds(e2, ["r_star"], ENERGY_EFFECTIVE_RANK), strict=True)))
+    return ok, measured, f"spread < r* spread / {div:g}; R̃_eff strictly increasing in r*", \
+        note, sweep
+
+
+def _energy_bias(df: pd.DataFrame, tol: float) -> tuple[bool, str]:
+    """EB-13b on one softmax teacher's E1 estimates at its largest S: (R̃_eff over-estimates the
+    smallest r* and compresses the largest, both by more than ``tol``; the medians as text)."""
+    part = df[df["S"] == df["S"].max()]
+    reff = median_over_seeds(part, ["r_star"], ENERGY_EFFECTIVE_RANK)
+    if len(reff) < 2:
+        raise NotRun("fewer than two r* in the grid")
+    (lo, r_lo), (hi, r_hi) = (reff.index[0], reff.iloc[0]), (reff.index[-1], reff.iloc[-1])
+    over, compressed = bool(r_lo > lo + tol), bool(r_hi < hi - tol)
+    return over and compressed, (f"S={int(part['S'].max())}: R̃_eff {fmt(float(r_lo))} at "
+                                 f"r*={int(lo)} (over-estimates: {over}), {fmt(float(r_hi))} at "
+                                 f"r*={int(hi)} (compressed: {compressed})")
+
+
+@claim("EB-13b", "A", ('entropic_predict',),
+       "Predictability, softmax teacher (E1 at the largest S; paper: the energy rank "
+       "over-estimates small r* and compresses large r*): median R̃_eff > r* + {rank_tolerance:g} "
+       "at the smallest r* and < r* − {rank_tolerance:g} at the largest; verdict at β = "
+       "{headline_beta:g}, every β of the grid reported")
+def eb13b(tables: Tables, p: dict[str, Any], v: Values) -> Outcome:
+    tol, beta = float(v["rank_tolerance"]), float(v["headline_beta"])
+    df = need(tables, "entropic_predict")
+    df = df[(df["teacher"] == "softmax") & (df["estimator"] == "E1")]
+    by_beta = {float(b): _energy_bias(part, tol) for b, part in sorted(df.groupby("beta"))}
+    head = [b for b in by_beta if np.isclose(b, beta)]
+    if not head:
+        raise NotRun(f"no E1 estimate for a softmax teacher at the headline β = {beta:g}")
+    appears = [f"{b:g}" for b, (ok, _) in by_beta.items() if ok]
+    measured = "; ".join(f"β={b:g}: {text}" for b, (_, text) in by_beta.items())
+    note = ("the effect (both conditions) appears at β = " + ", ".join(appears) if appears
+            else "the effect appears at no β of the grid: R̃_eff is within the tolerance at one "
+            "end or both")
+    sweep = sweep_text({f"β={b:g}": ok for b, (ok, _) in by_beta.items()}, f"β={head[0]:g}")
+    return by_beta[head[0]][0], measured, (f"R̃_eff > r* + {tol:g} at the smallest r*, < r* − "
+                                           f"{tol:g} at the largest"), note, sweep
+
+
+def _eb14_statement(v: Values) -> str:
+    lo, hi = v["level_band"]
+    return (f"Realized mixer: for softmax teachers its numerical rank (τ = {v['saturation_tau']:g}) "
+            f"rises with r* and levels off in [{lo:g}, {hi:g}] (from the second-largest to the "
+            f"largest r* it grows by less than Δr*/{v['growth_divisor']:g}), and its entropy rank "
+            "over-estimates the smallest r*; for linear teachers its entropy rank stays below r* at "
+            "the largest r*")
+
+
+def _mixer_level(soft: pd.DataFrame, tau: float, div: float,
+                 band: tuple[float, float]) -> tuple[dict[str, bool], pd.Series]:
+    """EB-14's three conditions on the softmax mixer's numerical rank at ``tau`` (rises, levels
+    off, level in ``band``) and the medians by r*."""
+    num = median_over_seeds(soft, ["r_star"], numerical_rank(tau))
+    r, level = num.index.to_numpy(float), num.to_numpy()
+    return {"rises": bool(np.all(np.diff(level) >= 0) and level[-1] > level[0]),
+            "levels": bool(level[-1] - level[-2] < (r[-1] - r[-2]) / div),
+            "band": bool(band[0] <= level[-1] <= band[1])}, num
+
+
+@claim("EB-14", "A", ('entropic_predict',),
+       _eb14_statement)
+def eb14(tables: Tables, p: dict[str, Any], v: Values) -> Outcome:
+    tau, div = float(v["saturation_tau"]), float(v["growth_divisor"])
+    band = tuple(float(b) for b in v["level_band"])
+    soft = _predict(tables, "softmax", "mixer", v)
+    lin = _predict(tables, "linear", "mixer", v)
+    ent = median_over_seeds(soft, ["r_star"], ENTROPY_EFFECTIVE_RANK)
+    lin_ent = median_over_seeds(lin, ["r_star"], ENTROPY_EFFECTIVE_RANK)
+    if len(ent) < 3:
+        raise NotRun("fewer than three r* in the grid")
+    over = bool(ent.iloc[0] > ent.index[0])
+    lin_below = bool(lin_ent.iloc[-1] < lin_ent.index[-1])
+    cond, num = _mixer_level(soft, tau, div, band)
+    ok = all(cond.values()) and over and lin_below
+    measured = (f"softmax numerical rank (τ={tau:g}) by r*: "
+                + ", ".join(f"{int(a)}:{fmt(float(b))}" for a, b in num.items())
+                + f"; softmax entropy rank at r*={int(ent.index[0])}: {fmt(float(ent.iloc[0]))}; "
+                f"linear entropy rank at r*={int(lin_ent.index[-1])}: "
+                f"{fmt(float(lin_ent.iloc[-1]))}")
+    sweep = sweep_text({f"τ={t:g}": all(_mixer_level(soft, t, div, band)[0].values()) and over
+                        and lin_below for t in _taus(p, tau)}, f"τ={tau:g}")
+    note = (f"rises: {cond['rises']}; levels off (last growth < Δr*/{div:g}): {cond['levels']}; "
+            f"level in [{band[0]:g}, {band[1]:g}]: {cond['band']}; "
+            f"entropy over-estimates smallest r*: {over}; linear entropy below largest r*: "
+            f"{lin_below}. Mixer = per-input N×N mixer, estimators averaged over inputs")
+    return ok, measured, "all five conditions (see note)", note, sweep

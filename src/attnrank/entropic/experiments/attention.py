@@ -1,0 +1,156 @@
+"""A3 attention-native rank: rank-r attention students of a linear or softmax attention teacher.
+
+One job = one teacher kind (linear, or softmax at one β); its task instances are (r*, seed index)
+and every instance trains students of every rank r as ONE vectorized program
+(``AttentionStudents``, I instances × R ranks). Parameters (a JSON object from the workflow):
+    experiment, instance, teacher {kind, beta}, r_star [..], ranks [..], seeds,
+    n_tokens, d, e, noise_var, spectrum, decay, teacher_values, calibration_sequences,
+    init_std, lr, warmup, schedule, steps, log_every, n_train, eval_sequences, taus
+A job named ``<teacher>_<teacher_values>`` (the other V*) shares its draws with ``<teacher>``.
+Outputs: metrics rows at every logged step (excess risk on held-out data against the clean target,
+test MSE against the noisy one, and every rank estimator of the learned kernel K = W_Q W_Kᵀ) and
+the final kernels (float64) beside the teachers'.
+"""
+
+from __future__ import annotations
+
+import logging
+from typing import TYPE_CHECKING, Any
+
+import numpy as np
+import pandas as pd
+import torch
+
+from attnrank.core.control import Control, phase_of
+from attnrank.core.seeding import numpy_rng, seed_indices, torch_generator
+from attnrank.core.train import train
+from attnrank.entropic.experiments.common import (
+    config_columns,
+    instances,
+    model_labels,
+    rank_metrics,
+    seed_instance,
+    teacher_values,
+    to_tensor,
+    train_config,
+)
+from attnrank.entropic.models.attention import AttentionStudents
+from attnrank.entropic.tasks.teachers import AttentionTeacher, attention_teacher
+
+if TYPE_CHECKING:
+    from attnrank.entropic.jobs import AttentionJob
+
+log = logging.getLogger("attnrank.entropic")
+
+
+def make_teacher(p: dict[str, Any], r_star: int, seed: int) -> AttentionTeacher:
+    exp, tag = p["experiment"], f"{seed_instance(p)}-rstar{r_star}"
+    t = p["teacher"]
+    return attention_teacher(numpy_rng(exp, tag, seed, "teacher"), numpy_rng(exp, tag, seed, "calibration"),
+                             t["kind"], int(p["n_tokens"]), int(p["d"]), int(p["e"]), r_star,
+                             float(t.get("beta", 1.0)), float(p["noise_var"]),
+                             int(p["calibration_sequences"]), p.get("spectrum", "flat"),
+                             float(p.get("decay", 0.7)), teacher_values(p))
+
+
+def mse_per_model(pred: torch.Tensor, target: torch.Tensor) -> torch.Tensor:
+    """pred (I, R, S, N, e), target (I, S, N, e) → (I·R,)."""
+    return ((pred - target[:, None]) ** 2).mean(dim=(2, 3, 4)).reshape(-1)
+
+
+def chunked_mse(model: torch.nn.Module, x: torch.Tensor, y: torch.Tensor, chunk: int) -> torch.Tensor:
+    """Full-batch MSE per model (I·R,). Attention students go through ``AttentionStudents.sse``
+    (chunks of ``chunk`` sequences, 0 = cache-sized, with the gradient computed per chunk); any
+    other model (I, R, S, N, e) through its forward, over chunks of ``chunk`` sequences."""
+    n = x.shape[1]
+    count = n * y.shape[2] * y.shape[3]
+    if isinstance(model, AttentionStudents):
+        return (model.sse(x, [y], chunk)[0] / count).reshape(-1)
+    if chunk <= 0 or chunk >= n:
+        return mse_per_model(model(x), y)
+    total = sum(((model(x[:, i:i + chunk]) - y[:, None, i:i + chunk]) ** 2).sum(dim=(2, 3, 4))
+                for i in range(0, n, chunk))
+    return (total / count).reshape(-1)
+
+
+def chunked_errors(model: torch.nn.Module, x: torch.Tensor, clean: torch.Tensor, noisy: torch.Tensor,
+                   chunk: int = 64) -> tuple[torch.Tensor, torch.Tensor]:
+    """(excess, test MSE) per model over a held-out set, in chunks of sequences (attention
+    students: through ``AttentionStudents.sse``, not differentiable)."""
+    n = x.shape[1]
+    if isinstance(model, AttentionStudents):
+        count = n * clean.shape[2] * clean.shape[3]
+        with torch.no_grad():
+            exc, mse = model.sse(x, [clean, noisy], 0)
+        return (exc / count).reshape(-1), (mse / count).reshape(-1)
+    exc, mse = 0.0, 0.0
+    for i in range(0, n, chunk):
+        pred = model(x[:, i:i + chunk])
+        w = pred.shape[2] / n
+        exc = exc + w * mse_per_model(pred, clean[:, i:i + chunk])
+        mse = mse + w * mse_per_model(pred, noisy[:, i:i + chunk])
+    return exc, mse
+
+
+def run_job(p: dict[str, Any], device: torch.device, checkpoint: Control | None = None
+            ) -> tuple[pd.DataFrame, dict[str, np.ndarray]]:
+    """Train the job's students; ``checkpoint``: the job's checkpoint (resumed and saved)."""
+    exp, inst_name = p["experiment"], p["instance"]
+    insts = instances(p["r_star"], seed_indices(p))
+    ranks = [int(r) for r in p["ranks"]]
+    n = int(p["n_tokens"])
+    teachers = [make_teacher(p, r_star, seed) for r_star, seed in insts]
+    data = {"train": [], "test": []}
+    for (r_star, seed), t in zip(insts, teachers, strict=True):
+        tag = f"{seed_instance(p)}-rstar{r_star}"
+        data["train"].append(t.sample(numpy_rng(exp, tag, seed, "train"), int(p["n_train"]), n))
+        data["test"].append(t.sample(numpy_rng(exp, tag, seed, "test"), int(p["eval_sequences"]), n))
+    x_tr = to_tensor(np.stack([d[0] for d in data["train"]]), device)
+    y_tr = to_tensor(np.stack([d[2] for d in data["train"]]), device)
+    x_te = to_tensor(np.stack([d[0] for d in data["test"]]), device)
+    clean_te = to_tensor(np.stack([d[1] for d in data["test"]]), device)
+    noisy_te = to_tensor(np.stack([d[2] for d in data["test"]]), device)
+    gens = [torch_generator(exp, f"{seed_instance(p)}-rstar{r_star}", seed, f"student-r{r}")
+            for r_star, seed in insts for r in ranks]
+    model = AttentionStudents(len(insts), ranks, n, int(p["d"]), int(p["e"]), p["teacher"]["kind"],
+                              float(p["init_std"]), gens).to(device)
+    taus = tuple(p.get("taus", (0.01, 0.05, 0.1)))
+
+    def loss_fn(mdl: AttentionStudents, batch: None) -> torch.Tensor:
+        return chunked_mse(mdl, x_tr, y_tr, int(p.get("chunk", 0)))
+
+    def evaluate(mdl: AttentionStudents, step: int) -> dict[str, torch.Tensor]:
+        exc, mse = chunked_errors(mdl, x_te, clean_te, noisy_te)
+        k = mdl.kernel().reshape(-1, mdl.d_in, mdl.d_in)
+        return {"excess": exc, "test_mse": mse, **rank_metrics(k, taus)}
+
+    cfg = train_config(p)
+    rows = train(model, lambda step: None, loss_fn, cfg, evaluate, desc=f"{exp}/{inst_name}",
+                 checkpoint=phase_of(checkpoint, "train"))
+    labels = model_labels(insts, ranks)
+    df = pd.DataFrame(rows)
+    lab = pd.DataFrame(labels).iloc[df["model_index"].to_numpy()].reset_index(drop=True)
+    df = pd.concat([lab, df.drop(columns="model_index")], axis=1)
+    df.insert(0, "experiment", exp)
+    df.insert(1, "teacher", p["teacher"]["kind"])
+    df.insert(2, "beta", float(p["teacher"].get("beta", 1.0)))
+    df.insert(3, "instance", inst_name)
+    for k, v in config_columns(p).items():
+        df[k] = v
+    df["final"] = df["step"] == cfg.steps
+    k_final = model.kernel().detach().double().cpu().numpy().reshape(len(labels), model.d_in, model.d_in)
+    weights = {"kernel": k_final, "kernel_singular_values": np.linalg.svd(k_final, compute_uv=False),
+               "teacher_kernel": np.stack([t.k_star for t in teachers]),
+               "teacher_v": np.stack([t.v_star for t in teachers]),
+               "teacher_c": np.array([t.c for t in teachers]),
+               "model_r_star": np.array([lab["r_star"] for lab in labels]),
+               "model_seed": np.array([lab["seed"] for lab in labels]),
+               "model_rank": np.array([lab["rank"] for lab in labels])}
+    return df, weights
+
+
+def step(job: AttentionJob, device: torch.device, control: Control | None = None
+         ) -> dict[str, Any]:
+    """The entropic_attention_train step: the ``metrics`` table and the ``weights`` arrays."""
+    metrics, weights = run_job(job.to_dict(), device, control)
+    return {"metrics": metrics, "weights": weights}

@@ -1,0 +1,94 @@
+"""A4 data-only predictability: estimate r* of attention teachers from (X, Y), without training.
+
+One job = one teacher kind (linear, or softmax at one β). For every task instance (r*, seed index)
+one stream of S_max sequences is drawn; E1, E2 and the debiased E2 are read off at every S of the
+grid as nested prefixes of that stream, and the realized mixer is averaged over its own inputs.
+Parameters: experiment, instance, teacher {kind, beta}, r_star [..], S [..], seeds, n_tokens, d, e,
+noise_var, spectrum, decay, teacher_values, calibration_sequences, mixer_inputs, chunk, taus.
+A job named ``<teacher>_<teacher_values>`` (the other V*) shares its draws with ``<teacher>``.
+Rows: one per (r*, seed, S, estimator) with every rank estimator of the estimator's matrix; for
+the mixer, S is the number of inputs it is averaged over.
+"""
+
+from __future__ import annotations
+
+import logging
+from functools import partial
+from typing import TYPE_CHECKING, Any
+
+import numpy as np
+import pandas as pd
+
+from attnrank.core.seeding import numpy_rng, seed_indices
+from attnrank.entropic.experiments.common import config_columns, seed_instance, teacher_values
+from attnrank.entropic.predict import (
+    e1_solve,
+    e1_stats,
+    e2_debiased_spectrum,
+    e2_debiased_stats,
+    e2_stats,
+    e2_unfolding,
+    estimates,
+    mixer_estimates,
+    prefix_stats,
+)
+from attnrank.entropic.tasks.teachers import attention_teacher
+
+if TYPE_CHECKING:
+    from attnrank.entropic.jobs import PredictJob
+
+log = logging.getLogger("attnrank.entropic")
+
+ESTIMATORS = ("E1", "E2", "E2_debiased", "mixer")
+
+
+def run_job(p: dict[str, Any]) -> tuple[pd.DataFrame, dict[str, np.ndarray]]:
+    exp, inst = p["experiment"], p["instance"]
+    n, d, e = int(p["n_tokens"]), int(p["d"]), int(p["e"])
+    sizes = sorted(int(s) for s in p["S"])
+    taus = tuple(p.get("taus", (0.01, 0.05, 0.1)))
+    chunk = int(p.get("chunk", 256))
+    kind, beta = p["teacher"]["kind"], float(p["teacher"].get("beta", 1.0))
+    rows, spectra = [], {}
+    for r_star in (int(r) for r in p["r_star"]):
+        for seed in seed_indices(p):
+            tag = f"{seed_instance(p)}-rstar{r_star}"
+            t = attention_teacher(numpy_rng(exp, tag, seed, "teacher"),
+                                  numpy_rng(exp, tag, seed, "calibration"), kind, n, d, e, r_star,
+                                  beta, float(p["noise_var"]),
+                                  int(p["calibration_sequences"]), p.get("spectrum", "flat"),
+                                  float(p.get("decay", 0.7)), teacher_values(p))
+            x, _, y = t.sample(numpy_rng(exp, tag, seed, "data"), sizes[-1], n)
+            per_s = {
+                "E1": prefix_stats(partial(e1_stats, v=t.v_star), (x, y), sizes, chunk),
+                "E2": prefix_stats(e2_stats, (x, y), sizes, chunk),
+                "E2_debiased": prefix_stats(e2_debiased_stats, (x, y), sizes, chunk),
+            }
+            for s_ in sizes:
+                spec = {
+                    "E1": np.linalg.svd(e1_solve(*per_s["E1"][s_]), compute_uv=False),
+                    "E2": np.linalg.svd(e2_unfolding(*per_s["E2"][s_], d), compute_uv=False),
+                    "E2_debiased": e2_debiased_spectrum(per_s["E2_debiased"][s_]),
+                }
+                for name, sv in spec.items():
+                    spectra[f"{name}/rstar{r_star}/seed{seed}/S{s_}"] = sv
+                    rows.append({"estimator": name, "r_star": r_star, "seed": seed, "S": s_,
+                                 **{k: float(v) for k, v in estimates(sv, taus).items()}})
+            xm = numpy_rng(exp, tag, seed, "mixer").standard_normal((int(p["mixer_inputs"]), n, d))
+            rows.append({"estimator": "mixer", "r_star": r_star, "seed": seed, "S": int(p["mixer_inputs"]),
+                         **mixer_estimates(t.mixer(xm), taus)})
+            log.info("%s/%s r*=%d seed %d done", exp, inst, r_star, seed)
+    df = pd.DataFrame(rows)
+    df.insert(0, "experiment", exp)
+    df.insert(1, "teacher", kind)
+    df.insert(2, "beta", beta)
+    df.insert(3, "instance", inst)
+    for k, v in config_columns(p).items():
+        df[k] = v
+    return df, spectra
+
+
+def step(job: PredictJob) -> dict[str, Any]:
+    """The entropic_predict step: the estimates table (``out``) and the ``spectra`` arrays."""
+    table, spectra = run_job(job.to_dict())
+    return {"out": table, "spectra": spectra}

@@ -1,0 +1,144 @@
+"""Paper A (Yoon), appendix B, language models on real text: claims EB-15 and EB-16.
+
+Both are judged on the headline measure, the static kernel W_Q W_Kᵀ's R̃_eff (mean over layers
+and heads, ``attnrank.language.points``), and report, as ``sweep``, the verdict under every other
+measure of ``language_ranks`` (entropy, stable and numerical rank at every τ, and the realized
+mixer's). Spearman ρ and its seed bootstrap are ``attnrank.language.correlation``'s; the thresholds are the
+config's ``claims`` block (``v``). Rules: docs/methods.md, "Appendix B claims".
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from typing import Any
+
+import numpy as np
+import pandas as pd
+
+from attnrank.core.claims import NotRun, Outcome, Values, claim, claim_values, fmt, need, sweep_text
+from attnrank.language.correlation import Correlation, correlation, spearman
+from attnrank.language.points import HEADLINE, Measure, complexity_points, loss_points, measures
+
+Tables = Mapping[str, pd.DataFrame]
+
+
+def _corpus_count(tables: Tables) -> tuple[int, list[str]]:
+    corpora = sorted(need(tables, "language_ranks")["corpus"].unique())
+    return len(corpora), corpora
+
+
+def _complexity_rho(tables: Tables, measure: Measure, v: Values) -> tuple[Correlation, pd.DataFrame]:
+    """EB-15's ρ(complexity, final measure) over (corpus, seed) points with its bootstrap
+    interval (seeds resampled within corpora), and the points."""
+    ranks, corpora = need(tables, "language_ranks"), need(tables, "language_corpora")
+    try:
+        pts = complexity_points(ranks, corpora, measure)
+    except ValueError as why:
+        raise NotRun(str(why)) from None
+    if pts.empty:
+        raise NotRun(f"no {measure.label} rows in language_ranks")
+    c = correlation(pts["complexity"].to_numpy(), pts["value"].to_numpy(), pts["corpus"].to_numpy(),
+                    int(v["bootstrap_samples"]), float(v["interval_level"]))
+    return c, pts
+
+
+def _interval(c: Correlation) -> str:
+    return f"ρ = {fmt(c.rho)}, {c.level:.0%} interval [{fmt(c.lo)}, {fmt(c.hi)}]"
+
+
+def _eb15_statement(v: Values) -> str:
+    return ("Appendix B: the static kernel rank is not positively correlated with corpus "
+            "complexity. Over (corpus, seed) points, Spearman ρ between the corpus's headline "
+            "complexity and the final-step R̃_eff of W_Q W_Kᵀ (mean over layers and heads): the "
+            f"lower end of its {v['interval_level']:.0%} bootstrap interval "
+            f"({v['bootstrap_samples']} resamples of the seeds within each corpus) is ≤ 0, on at "
+            f"least {v['min_corpora']} corpora; every other rank measure and the realized mixer "
+            "reported")
+
+
+@claim("EB-15", "A", ('language_ranks', 'language_corpora'),
+       _eb15_statement)
+def eb15(tables: Tables, p: dict[str, Any], v: Values) -> Outcome:
+    least = int(v["min_corpora"])
+    n, names = _corpus_count(tables)
+    head, pts = _complexity_rho(tables, HEADLINE, v)
+    corpora = need(tables, "language_corpora")
+    measure_name = ", ".join(sorted(corpora["headline_measure"].astype(str).unique())) \
+        if "headline_measure" in corpora else "complexity"
+    if n < least:
+        raise NotRun(f"{n} corpora ({', '.join(names)}), fewer than min_corpora = {least}; for "
+                     f"information: {_interval(head)}")
+    per = pts.groupby("corpus").agg(complexity=("complexity", "first"), final=("value", "median"))
+    per = per.sort_values("complexity")
+    measured = (f"{_interval(head)} ({len(pts)} points, {n} corpora; x = {measure_name}); "
+                "complexity / median final static R̃_eff by corpus: "
+                + ", ".join(f"{c}: {fmt(float(r.complexity))} / {fmt(float(r.final))}"
+                            for c, r in per.iterrows()))
+    verdicts = {HEADLINE.label: head.lo <= 0}
+    for m in measures(need(tables, "language_ranks")):
+        if m.label != HEADLINE.label:
+            verdicts[m.label] = _complexity_rho(tables, m, v)[0].lo <= 0
+    note = ("pass = no evidence of a positive correlation (the interval may still include 0 or "
+            f"positive values above its low end); resamples: {head.samples}, seeds within each "
+            "corpus, corpora kept")
+    return (head.lo <= 0, measured, f"≥ {least} corpora and the interval's lower end ≤ 0", note,
+            sweep_text(verdicts, HEADLINE.label))
+
+
+def _run_rhos(tables: Tables, measure: Measure) -> pd.DataFrame:
+    """EB-16: per (corpus, seed), ρ(measure, train loss) over the logged steps (NaN, a constant
+    side, counts as 0) and whether the run has too few steps for it: over two steps ρ is ±1 by
+    construction, not evidence, so a run needs three."""
+    pts = loss_points(need(tables, "language_ranks"), need(tables, "language_loss"), measure)
+    rows = []
+    for (corpus, seed), g in pts.groupby(["corpus", "seed"]):
+        rho = float(spearman(g["value"].to_numpy(), g["train_loss"].to_numpy()))
+        rows.append({"corpus": corpus, "seed": seed, "short": len(g) < 3,
+                     "rho": 0.0 if np.isnan(rho) else rho})
+    return pd.DataFrame(rows, columns=["corpus", "seed", "short", "rho"])
+
+
+def _tracks(tables: Tables, measure: Measure, v: Values, v15: Values
+            ) -> tuple[bool, pd.DataFrame, float, Correlation]:
+    """EB-16 under ``measure``: (median |ρ| ≥ min_abs_rho and > |ρ| of EB-15, the runs' ρ, their
+    median |ρ|, EB-15's correlation)."""
+    runs = _run_rhos(tables, measure)
+    if runs.empty:
+        raise NotRun(f"no (corpus, seed) with both {measure.label} and train loss")
+    if runs["short"].any():
+        raise NotRun(f"{int(runs['short'].sum())} runs have fewer than three logged steps")
+    med = float(runs["rho"].abs().median())
+    c15 = _complexity_rho(tables, measure, v15)[0]
+    rho15 = 0.0 if np.isnan(c15.rho) else abs(c15.rho)
+    return med >= float(v["min_abs_rho"]) and med > rho15, runs, med, c15
+
+
+@claim("EB-16", "A", ('language_ranks', 'language_loss', 'language_corpora'),
+       "Appendix B: the static kernel rank tracks training loss rather than "
+       "complexity. Per (corpus, seed), Spearman ρ between the R̃_eff of W_Q W_Kᵀ (mean over "
+       "layers and heads) and the train loss over the logged steps: the median of |ρ| over runs is "
+       "≥ {min_abs_rho:g} and exceeds |ρ| of EB-15 (rank against complexity); judged on as many "
+       "corpora as EB-15; the sign, per-corpus medians, every other rank measure and the realized "
+       "mixer reported")
+def eb16(tables: Tables, p: dict[str, Any], v: Values) -> Outcome:
+    least = float(v["min_abs_rho"])
+    v15 = claim_values("EB-15", p)
+    n, names = _corpus_count(tables)
+    ok, runs, med, c15 = _tracks(tables, HEADLINE, v, v15)
+    neg = int((runs["rho"] < 0).sum())
+    per = runs.groupby("corpus")["rho"].median()
+    measured = (f"median |ρ(static R̃_eff, train loss)| {fmt(med)} over {len(runs)} runs vs "
+                f"|ρ| of EB-15 {fmt(abs(c15.rho))}; sign: ρ < 0 (rank rises as loss falls) on "
+                f"{neg}/{len(runs)} runs, median ρ {fmt(float(runs['rho'].median()))}; median ρ by "
+                "corpus: " + ", ".join(f"{c}: {fmt(float(r))}" for c, r in per.items()))
+    if n < int(v15["min_corpora"]):
+        raise NotRun(f"{n} corpora ({', '.join(names)}), fewer than EB-15's min_corpora = "
+                     f"{v15['min_corpora']}; for information: {measured}")
+    verdicts = {HEADLINE.label: ok}
+    for m in measures(need(tables, "language_ranks")):
+        if m.label != HEADLINE.label:
+            verdicts[m.label] = _tracks(tables, m, v, v15)[0]
+    note = ("a run's ρ is over its logged steps (step 0 included; at least three); a constant "
+            "rank counts as ρ = 0")
+    return (ok, measured, f"median |ρ| ≥ {least:g} and > |ρ| of EB-15", note,
+            sweep_text(verdicts, HEADLINE.label))

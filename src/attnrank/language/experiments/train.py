@@ -1,0 +1,207 @@
+"""Appendix B: byte-level language models on one corpus, every seed as the model axis.
+
+One job = one corpus; its seeds (``seed_indices``) are the M models of ONE vectorized program
+(``ByteTransformers``, trained by ``attnrank.core.train``). Parameters (a JSON object from the
+workflow, ``LanguageTrainJob``):
+    corpora ([{name, source, ref}], the corpus alone), max_bytes, val_fraction, corpus,
+    seed_offset, seeds, d_model, n_layers, n_heads, context, batch, steps, lr, warmup, log_every,
+    mixer_inputs, taus
+
+Data: the corpus (``tasks.corpora.load_corpus``) split into train / validation
+(``split_corpus``). Seed k's batches are its own seeded stream of windows of the train split:
+step t draws ``batch`` window starts uniformly from the train split (numpy rng
+("language", corpus, k, "batches")); a window of context + 1 bytes gives inputs x_1..x_T and
+next-byte targets x_2..x_{T+1}. Initializations are paired across corpora: seed k starts from
+the same weights (torch generator ("language", "init", k)) on every corpus of one model shape.
+
+Validation: ``mixer_inputs`` fixed windows of the validation split, starting at evenly spaced
+offsets (no randomness; the same windows for every seed). At step 0, every ``log_every`` steps and
+the final step it records (and logs a progress line)
+  * loss: train loss (the minibatch of that step, before its update; step 0: the first batch at
+    initialization) and validation loss over the fixed windows, both in bits per byte;
+  * ranks, per layer and head: the static kernel W_Q^h (W_K^h)ᵀ (d × d) and the realized mixer
+    (causal attention T × T, averaged over the fixed windows), each through float64 singular
+    values with R̃_eff (energy), entropy rank, stable rank and the numerical rank at every τ.
+Outputs: the ranks table (tidy; see ``RANK_COLUMNS``), the loss table, and the final weights
+(float64, with the final static kernels and realized mixers).
+"""
+
+from __future__ import annotations
+
+import logging
+import math
+import time
+from typing import TYPE_CHECKING, Any
+
+import numpy as np
+import pandas as pd
+import torch
+
+from attnrank.core.control import Control, phase_of
+from attnrank.core.rank import energy_effective_rank, entropy_effective_rank, numerical_rank, stable_rank
+from attnrank.core.seeding import numpy_rng, seed_indices, torch_generator
+from attnrank.core.train import TrainConfig, train
+from attnrank.language.models import ByteTransformers, bits_per_byte
+
+if TYPE_CHECKING:
+    from attnrank.language.jobs import LanguageTrainJob
+
+log = logging.getLogger("attnrank.language")
+
+CONFIG_KEYS = ("d_model", "n_layers", "n_heads", "context", "steps")
+RANK_COLUMNS = ("corpus", "seed", "step", "layer", "head", "matrix", "estimator", "tau", "value",
+                *CONFIG_KEYS)
+LOSS_COLUMNS = ("corpus", "seed", "step", "train_loss", "val_loss")
+MATRICES = ("static", "realized")
+
+
+def corpus_splits(p: dict[str, Any]) -> tuple[np.ndarray, np.ndarray]:
+    """(train, validation) bytes of the job's corpus as uint8 arrays."""
+    from attnrank.language.corpora import load_corpus, split_corpus
+
+    language = {"corpora": {c["name"]: {c["source"]: c["ref"]} for c in p["corpora"]},
+                "max_bytes": int(p["max_bytes"]), "val_fraction": float(p["val_fraction"])}
+    tr, va = split_corpus(load_corpus(p["corpus"], language), float(p["val_fraction"]))
+    return np.frombuffer(tr, dtype=np.uint8), np.frombuffer(va, dtype=np.uint8)
+
+
+def window_starts(n_bytes: int, context: int, count: int) -> np.ndarray:
+    """``count`` evenly spaced starts of windows of context + 1 bytes in n_bytes bytes."""
+    last = n_bytes - context - 1
+    if last < 0:
+        raise ValueError(f"a split of {n_bytes} bytes holds no window of context + 1 = "
+                         f"{context + 1} bytes")
+    return np.round(np.linspace(0, last, count)).astype(np.int64)
+
+
+def windows(data: np.ndarray, starts: np.ndarray, context: int) -> np.ndarray:
+    """Windows data[s : s + context + 1] for every start: starts (...,) → (..., context + 1)."""
+    return data[starts[..., None] + np.arange(context + 1)]
+
+
+def batch_starts(p: dict[str, Any], seed: int, n_train: int) -> np.ndarray:
+    """Seed ``seed``'s window starts of every step: (steps, batch), uniform on the train split."""
+    high = n_train - int(p["context"])  # starts 0 … n_train − context − 1
+    if high < 1:
+        raise ValueError(f"corpus {p['corpus']!r}: its train split ({n_train} bytes) holds no "
+                         f"window of context + 1 = {int(p['context']) + 1} bytes")
+    rng = numpy_rng("language", p["corpus"], seed, "batches")
+    return rng.integers(0, high, size=(int(p["steps"]), int(p["batch"])), dtype=np.int64)
+
+
+def rank_rows(matrices: np.ndarray, taus: tuple[float, ...]) -> dict[str, np.ndarray]:
+    """Every estimator of each matrix of a stack (..., n, k) from float64 singular values:
+    estimator label → values (...,). Labels: r_eff, entropy, stable, numerical@τ."""
+    s = np.linalg.svd(np.asarray(matrices, dtype=np.float64), compute_uv=False)
+    out: dict[str, np.ndarray] = {"r_eff": np.asarray(energy_effective_rank(s), np.float64),
+                                  "entropy": np.asarray(entropy_effective_rank(s), np.float64),
+                                  "stable": np.asarray(stable_rank(s), np.float64)}
+    for t in taus:
+        out[f"numerical@{t!r}"] = np.asarray(numerical_rank(s, t), np.float64)
+    return out
+
+
+def tidy_ranks(step: int, seeds: list[int], static: np.ndarray, realized: np.ndarray,
+               taus: tuple[float, ...]) -> pd.DataFrame:
+    """Rows (seed, step, layer, head, matrix, estimator, tau, value) of one logged step; static
+    (M, L, H, d, d) and realized (M, L, H, T, T)."""
+    m, n_layers, n_heads = static.shape[:3]
+    seed_ix, layer_ix, head_ix = np.meshgrid(np.asarray(seeds), np.arange(n_layers),
+                                             np.arange(n_heads), indexing="ij")
+    frames = []
+    for matrix, mats in zip(MATRICES, (static, realized), strict=True):
+        for label, values in rank_rows(mats, taus).items():
+            estimator, _, tau = label.partition("@")
+            frames.append(pd.DataFrame({
+                "seed": seed_ix.ravel(), "step": step, "layer": layer_ix.ravel(),
+                "head": head_ix.ravel(), "matrix": matrix, "estimator": estimator,
+                "tau": float(tau) if tau else math.nan, "value": values.ravel()}))
+    return pd.concat(frames, ignore_index=True)
+
+
+def run_job(p: dict[str, Any], device: torch.device, checkpoint: Control | None = None
+            ) -> tuple[pd.DataFrame, pd.DataFrame, dict[str, np.ndarray]]:
+    """Train every seed of one corpus; returns (ranks table, loss table, final weights).
+    ``checkpoint``: the job's checkpoint (resumed and saved, with the rank rows logged so far)."""
+    corpus, context = str(p["corpus"]), int(p["context"])
+    seeds = seed_indices(p)
+    taus = tuple(float(t) for t in p["taus"])
+    train_bytes, val_bytes = corpus_splits(p)
+    starts = np.stack([batch_starts(p, s, len(train_bytes)) for s in seeds])  # (M, steps, B)
+    val = torch.as_tensor(windows(val_bytes, window_starts(len(val_bytes), context,
+                                                           int(p["mixer_inputs"])), context),
+                          dtype=torch.int64, device=device)
+    val = val[None].expand(len(seeds), -1, -1)  # (M, S, T + 1): the same windows for every seed
+    gens = [torch_generator("language", "init", s) for s in seeds]
+    model = ByteTransformers(int(p["d_model"]), int(p["n_layers"]), int(p["n_heads"]), context,
+                             gens).to(device)
+    log.info("language/%s: %d train, %d validation bytes; %d seeds; %d parameters per model",
+             corpus, len(train_bytes), len(val_bytes), len(seeds),
+             sum(q[0].numel() for q in model.parameters()))
+
+    def batch_fn(step: int) -> torch.Tensor:
+        return torch.as_tensor(windows(train_bytes, starts[:, step], context), dtype=torch.int64,
+                               device=device)
+
+    last: dict[str, torch.Tensor] = {}  # the latest minibatch losses (for the progress line)
+
+    def loss_fn(mdl: ByteTransformers, batch: torch.Tensor) -> torch.Tensor:
+        last["train"] = bits_per_byte(mdl(batch[..., :-1]), batch[..., 1:])
+        return last["train"]
+
+    rank_frames: list[pd.DataFrame] = []
+    t0 = time.perf_counter()
+
+    def evaluate(mdl: ByteTransformers, step: int) -> dict[str, torch.Tensor]:
+        val_loss, mixers = mdl.evaluate_windows(val)
+        static = mdl.static_kernels().cpu().numpy()
+        realized = mixers.cpu().numpy()
+        frame = tidy_ranks(step, seeds, static, realized, taus)
+        rank_frames.append(frame)
+        heads = frame[frame["estimator"] == "r_eff"].groupby("matrix")["value"].mean()
+        log.info("language/%s step %d/%d  mean train %.4f val %.4f bits/byte  mean R̃_eff static "
+                 "%.3f realized %.3f  %.1f s", corpus, step, int(p["steps"]),
+                 float(last["train"].mean()), float(val_loss.mean()), heads["static"],
+                 heads["realized"], time.perf_counter() - t0)
+        return {"val_loss": val_loss}
+
+    with torch.no_grad():  # step 0: the initialization
+        model.eval()
+        train0 = loss_fn(model, batch_fn(0)).double().cpu().numpy()
+        first = {"step": 0, "train_loss": train0,
+                 **{k: v.cpu().numpy() for k, v in evaluate(model, 0).items()}}
+        model.train()
+    cfg = TrainConfig(steps=int(p["steps"]), lr=float(p["lr"]), warmup=float(p["warmup"]),
+                      log_every=int(p["log_every"]))
+    def set_frames(frames: list[pd.DataFrame]) -> None:
+        rank_frames[:] = frames
+
+    rows = train(model, batch_fn, loss_fn, cfg, evaluate, desc=f"language/{corpus}",
+                 checkpoint=phase_of(checkpoint, "train", extra=(lambda: list(rank_frames),
+                                                                 set_frames)))
+    loss = pd.DataFrame(
+        [{"step": 0, "model_index": k, "train_loss": float(first["train_loss"][k]),
+          "val_loss": float(first["val_loss"][k])} for k in range(len(seeds))] + rows)
+    loss.insert(0, "seed", np.asarray(seeds)[loss.pop("model_index").to_numpy()])
+    loss.insert(0, "corpus", corpus)
+    loss = loss.sort_values(["seed", "step"], kind="stable").reset_index(drop=True)
+
+    ranks = pd.concat(rank_frames, ignore_index=True)
+    ranks.insert(0, "corpus", corpus)
+    for k in CONFIG_KEYS:
+        ranks[k] = int(p[k])
+    ranks = ranks.sort_values(["seed", "step"], kind="stable").reset_index(drop=True)
+
+    weights = {name.replace(".", "_"): q.detach().double().cpu().numpy()
+               for name, q in model.named_parameters()}
+    weights["static_kernel"] = model.static_kernels().cpu().numpy()
+    weights["realized_mixer"] = model.evaluate_windows(val)[1].cpu().numpy()
+    weights["model_seed"] = np.asarray(seeds, dtype=np.int64)
+    return ranks[list(RANK_COLUMNS)], loss[list(LOSS_COLUMNS)], weights
+
+
+def step(job: LanguageTrainJob, device: torch.device, control: Control | None = None
+         ) -> dict[str, Any]:
+    """The language_train step: the ``ranks`` and ``loss`` tables and the ``weights`` arrays."""
+    ranks, loss, weights = run_job(job.to_dict(), device, control)
+    return {"ranks": ranks, "loss": loss, "weights": weights}

@@ -1,0 +1,187 @@
+"""Typed jobs of Paper A's appendix B (language models on text) and the one function that builds
+them from the config.
+
+``language_jobs(config, scale)`` holds every cross-key check of the ``language`` block that the
+JSON schema cannot express and raises ValueError naming the key: the corpora of every scale are
+in ``language.corpora``, builtins exist, user files exist and are non-empty UTF-8 text (read at
+plan time, so ``snakemake -n`` already refuses them), and every corpus is long enough that both its
+train and validation parts hold a window of ``context + 1`` bytes.
+
+Jobs (key → job): ``(CORPORA, "")`` the corpora table (``language_corpora`` step) and
+``(TRAIN, corpus)`` one training job per corpus of the scale (``language_train`` step; the rank
+estimators' τs are ``entropic.taus``, the seeds honour ``seed_offset``). Standard library only (the
+workflow imports this module while it parses the Snakefile; ``attnrank.language.corpora`` is
+standard library at import time).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any, ClassVar
+
+from attnrank.core.job import Job, part
+from attnrank.language.corpora import check_corpora, corpus_source
+
+CORPORA = "corpora"  # language_jobs' key of the corpora-table job
+# the complexity measures a headline may name (the same tuple as complexity.MEASURES; a test checks)
+HEADLINES = ("lzma_bits_per_byte", "kgram_entropy_bits")
+
+
+@dataclass(frozen=True)
+class CorpusSource:
+    """Where corpus ``name`` comes from: ``source`` ``builtin`` (``ref`` is the builtin's name) or
+    ``file`` (``ref`` is the path, relative to the repository root)."""
+
+    name: str
+    source: str
+    ref: str
+
+
+def _sources(value: Any, where: str) -> tuple[CorpusSource, ...]:
+    if not isinstance(value, (list, tuple)):
+        raise ValueError(f"{where}: expected a list, got {value!r}")
+    return tuple(part(CorpusSource)(v, f"{where}[{i}]") for i, v in enumerate(value))
+
+
+@dataclass(frozen=True)
+class _CorporaKeys(Job):
+    """Keys every appendix-B job shares: the corpora it reads and how they are cut and split."""
+
+    corpora: tuple[CorpusSource, ...]
+    max_bytes: int
+    val_fraction: float
+
+    _nested: ClassVar[dict[str, Any]] = {"corpora": _sources}
+
+    def language(self) -> dict[str, Any]:
+        """The job's corpora as a ``language`` config block (what ``tasks.corpora.load_corpus``
+        reads)."""
+        return {"corpora": {c.name: {c.source: c.ref} for c in self.corpora},
+                "max_bytes": self.max_bytes, "val_fraction": self.val_fraction}
+
+
+@dataclass(frozen=True)
+class LanguageCorporaJob(_CorporaKeys):
+    """The corpora table: one row per corpus of the scale, with its complexity measures."""
+
+    headline: str
+    kgram_k: int
+
+    def __post_init__(self) -> None:
+        if self.headline not in HEADLINES:
+            raise ValueError(f"LanguageCorporaJob.headline: must be one of {', '.join(HEADLINES)}, "
+                             f"got {self.headline!r}")
+
+
+TRAIN = "train"  # language_jobs' kind of the training jobs (one per corpus)
+
+
+@dataclass(frozen=True)
+class LanguageTrainJob(_CorporaKeys):
+    """One corpus (``corpora`` holds it alone), every seed as the model axis of one program:
+    byte-level causal Transformers (``models.language``), Adam with warm-up + cosine, ranks of
+    every head's static kernel and realized mixer at step 0, every ``log_every`` steps and the end
+    (``experiments.language``)."""
+
+    corpus: str
+    seed_offset: int
+    seeds: int
+    d_model: int
+    n_layers: int
+    n_heads: int
+    context: int
+    batch: int
+    steps: int
+    lr: float
+    warmup: float
+    log_every: int
+    mixer_inputs: int
+    taus: tuple[float, ...]
+
+    def __post_init__(self) -> None:
+        if [c.name for c in self.corpora] != [self.corpus]:
+            raise ValueError(f"LanguageTrainJob.corpora: must hold exactly the corpus "
+                             f"{self.corpus!r}, got {[c.name for c in self.corpora]}")
+
+
+def corpus_sources(language: dict[str, Any], names: list[str]) -> tuple[CorpusSource, ...]:
+    """The sources of corpora ``names`` (in that order) of config block ``language``."""
+    out = []
+    for n in names:
+        kind = corpus_source(n, language)
+        out.append(CorpusSource(n, kind, str(language["corpora"][n][kind])))
+    return tuple(out)
+
+
+def corpus_files(params: dict[str, Any]) -> list[str]:
+    """The user files a job (its params, as JSON) reads: the rule lists them as inputs, so an
+    edited file reruns the job."""
+    return [c["ref"] for c in params.get("corpora", []) if c["source"] == "file"]
+
+
+def min_corpus_bytes(context: int, val_fraction: float) -> int:
+    """The fewest bytes whose split (the last floor(n · val_fraction) held out) leaves a window
+    of context + 1 bytes on both sides."""
+    need = context + 1
+    n = 2 * need
+    while int(n * val_fraction) < need or n - int(n * val_fraction) < need:
+        n += 1  # at most need / min(val_fraction, 1 − val_fraction) steps
+    return n
+
+
+def check_language_config(config: dict[str, Any], scale: str) -> None:
+    """Cross-key checks of the ``language`` block at ``scale``; ValueError naming the key (and,
+    for a user file, its path)."""
+    lang = config["language"]
+    scales = lang["scales"]
+    if scale not in scales:
+        raise ValueError(f"language.scales: no grid for scale {scale!r}; config has "
+                         f"{', '.join(scales)}")
+    headline = lang["complexity"]["headline"]
+    if headline not in HEADLINES:
+        raise ValueError(f"language.complexity.headline: must be one of {', '.join(HEADLINES)}, "
+                         f"got {headline!r}")
+    vf = float(lang["val_fraction"])
+    if not 0 < vf < 1:
+        raise ValueError(f"language.val_fraction: must be in (0, 1), got {vf}")
+    g = scales[scale]
+    where = f"language.scales.{scale}"
+    need = min_corpus_bytes(int(g["context"]), vf)
+    if int(lang["max_bytes"]) < need:
+        raise ValueError(f"language.max_bytes: {lang['max_bytes']} bytes leave no window of "
+                         f"{where}.context + 1 = {int(g['context']) + 1} bytes in both the train and "
+                         f"the validation part (val_fraction {vf}); at least {need} needed")
+    if int(lang["complexity"]["kgram_k"]) >= need:
+        raise ValueError(f"language.complexity.kgram_k: {lang['complexity']['kgram_k']} is not "
+                         f"below the corpus length")
+    if int(g["d_model"]) % int(g["n_heads"]):
+        raise ValueError(f"{where}.d_model: must be a multiple of {where}.n_heads "
+                         f"({g['n_heads']}) (heads of equal width), got {g['d_model']}")
+    if not 0 <= float(g["warmup"]) < int(g["steps"]):
+        raise ValueError(f"{where}.warmup: must be a fraction in [0, 1) or a step count below "
+                         f"{where}.steps ({g['steps']}), got {g['warmup']}")
+    if len(set(g["corpora"])) != len(g["corpora"]):
+        raise ValueError(f"{where}.corpora: names must be unique, got {g['corpora']}")
+    check_corpora(lang, list(g["corpora"]), where=f"{where}.corpora", min_bytes=need)
+
+
+def language_jobs(config: dict[str, Any], scale: str) -> dict[tuple[str, str], Job]:
+    """Every appendix-B job at ``scale``: (kind, corpus) → job. Checks the config first."""
+    check_language_config(config, scale)
+    lang = config["language"]
+    g = lang["scales"][scale]
+    sources = corpus_sources(lang, list(g["corpora"]))
+    jobs: dict[tuple[str, str], Job] = {}
+    jobs[(CORPORA, "")] = LanguageCorporaJob(
+        corpora=sources, max_bytes=int(lang["max_bytes"]), val_fraction=float(lang["val_fraction"]),
+        headline=str(lang["complexity"]["headline"]), kgram_k=int(lang["complexity"]["kgram_k"]))
+    keys = ("seeds", "d_model", "n_layers", "n_heads", "context", "batch", "steps", "log_every",
+            "mixer_inputs")
+    for src in sources:
+        jobs[(TRAIN, src.name)] = LanguageTrainJob(
+            corpora=(src,), max_bytes=int(lang["max_bytes"]), val_fraction=float(lang["val_fraction"]),
+            corpus=src.name, seed_offset=int(config["seed_offset"]),
+            lr=float(g["lr"]), warmup=float(g["warmup"]),
+            taus=tuple(float(t) for t in config["entropic"]["taus"]),
+            **{k: int(g[k]) for k in keys})
+    return jobs

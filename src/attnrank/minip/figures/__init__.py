@@ -1,0 +1,1 @@
+"""minip.figures."""

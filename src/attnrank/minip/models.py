@@ -1,0 +1,443 @@
+"""Min-IP models with a leading model axis M: normalized nonnegative kernel attention and dense
+softmax attention, plus the hand-built constructions.
+
+Shapes: bits (M, B, N, m) → predictions (M, B, N).
+
+Kernel attention of feature rank r (Opazo):
+    a_Q(x), a_K(x) ∈ R^r;  φ = exp(a) ≥ 0;  α_ij = ⟨φ_Q(x_i), φ_K(x_j)⟩;  π_ij = α_ij / Σ_l α_il
+    log α_ij = logsumexp_f (a_Q,f(x_i) + a_K,f(x_j))   (normalized in log space, no clamps)
+Dense softmax attention: π_ij = softmax_j ⟨W_Q x_i + b_Q, W_K x_j + b_K⟩ (score dimension m).
+Both share values v(x) = W_V x + b_V ∈ R^m, o_i = Σ_j π_ij v(x_j), and the query-dependent affine
+readout ŷ_i = ⟨W_A x_i + b_A, o_i⟩ + w_c·x_i + c₀.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Sequence
+
+import torch
+from torch import nn
+from torch.nn import functional as F
+
+from attnrank.minip.task import bit_codes
+
+FEATURE_MAPS = ("table", "mlp")
+LOOKUP_BITS = 16  # token tables index rows through a dense code → row lookup up to this m
+FEATURES = ("exp", "softplus")
+
+
+def _normal(shape: Sequence[int], std: float, gens: Sequence[torch.Generator]) -> torch.Tensor:
+    """One slice per model, slice k drawn from gens[k] only: (M, *shape)."""
+    return torch.stack([torch.randn(tuple(shape), generator=g) * std for g in gens])
+
+
+def _weight(out_dim: int, in_dim: int, gens: Sequence[torch.Generator]) -> nn.Parameter:
+    """Weights ~ N(0, 1/fan_in): (M, out_dim, in_dim)."""
+    return nn.Parameter(_normal((out_dim, in_dim), 1.0 / math.sqrt(in_dim), gens))
+
+
+def _zeros(gens: Sequence[torch.Generator], *shape: int) -> nn.Parameter:
+    return nn.Parameter(torch.zeros(len(gens), *shape))
+
+
+def _apply(w: torch.Tensor, b: torch.Tensor, x: torch.Tensor) -> torch.Tensor:
+    """Batched affine map, feature-major: w (M, o, i), b (M, o), x (M, i, T) → (M, o, T)."""
+    return torch.baddbmm(b[:, :, None], w, x)
+
+
+def _vocab_input(vocab: torch.Tensor, n_models: int) -> torch.Tensor:
+    """The vocabulary (V, m) as a feature-major input for every model: (M, m, V)."""
+    return vocab.T[None].expand(n_models, -1, -1)
+
+
+def _mix(scores: torch.Tensor, readout: torch.Tensor, lin: torch.Tensor) -> torch.Tensor:
+    """ŷ_i = Σ_j softmax_j(s_ij) ⟨q_i, v_j⟩ + lin_i, batch axis innermost.
+
+    scores, readout (⟨q_i, v_j⟩): (..., N, N, B); lin: (..., N, B) → ŷ (..., B, N) (a transposed
+    view). The softmax runs over the second-last axis so every kernel is vectorized over the batch
+    (a softmax over a last axis of length N = 3 costs ~10× more).
+    """
+    pi = torch.softmax(scores, dim=-2)
+    return ((pi * readout).sum(-2) + lin).transpose(-1, -2)
+
+
+class TokenIds:
+    """Token ids (M, B, N) into a vocabulary (V, m), with the gather indices of G heads that share
+    them (computed once per G, on first use; see ``forward_tokens``)."""
+
+    def __init__(self, ids: torch.Tensor, vocab: torch.Tensor) -> None:
+        if ids.ndim != 3 or vocab.ndim != 2:
+            raise ValueError(f"expected ids (M, B, N) into a vocabulary (V, m), got "
+                             f"{tuple(ids.shape)} and {tuple(vocab.shape)}")
+        self.ids, self.vocab = ids, vocab
+        self._index: dict[int, tuple[torch.Tensor, torch.Tensor]] = {}
+
+    def index(self, n_heads: int) -> tuple[torch.Tensor, torch.Tensor]:
+        """Flat indices into G heads' stacked tables, per model: tokens (M, G·N·B) into the
+        linear terms (M, G·V), ordered pairs (i, j) (M, G·2·N²·B) into the pair tables
+        (M, G·2·V²) (scores then readouts per head); head-major, feature-major order."""
+        if n_heads not in self._index:
+            n_models = self.ids.shape[0]
+            n_vocab = self.vocab.shape[0]
+            tok = self.ids.transpose(1, 2).reshape(n_models, 1, -1)  # (M, 1, N·B)
+            n, bsz = self.ids.shape[2], self.ids.shape[1]
+            t = tok.reshape(n_models, 1, n, bsz)
+            pair = (t[:, :, :, None, :] * n_vocab + t[:, :, None, :, :]).reshape(n_models, 1, -1)
+            pair = torch.cat([pair, pair + n_vocab**2], -1)  # (M, 1, 2·N²·B)
+            heads = torch.arange(n_heads, device=self.ids.device)[None, :, None]
+            self._index[n_heads] = ((tok + heads * n_vocab).reshape(n_models, -1),
+                                    (pair + heads * 2 * n_vocab**2).reshape(n_models, -1))
+        return self._index[n_heads]
+
+    def __getitem__(self, key: slice) -> TokenIds:
+        """Sequences ``key`` of every model."""
+        return TokenIds(self.ids[:, key], self.vocab)
+
+    @property
+    def shape(self) -> torch.Size:
+        return self.ids.shape
+
+
+def forward_tokens(heads: Sequence[MinIPHead], tokens: TokenIds) -> torch.Tensor:
+    """Predictions of G heads (M models each) on the same token ids: (G·M, B, N), row g·M + k
+    for model k of head g (each equal to ``head(vocab[ids])`` to float rounding).
+
+    Each head computes its tables on the V tokens and V² token pairs (``pair_tables``); one
+    gather, softmax and mix then serve every head and sequence.
+    """
+    ids, vocab = tokens.ids, tokens.vocab
+    n_models, bsz, n = ids.shape
+    for head in heads:
+        if head.n_models != n_models or head.m != vocab.shape[-1]:
+            raise ValueError(f"expected ids (M={head.n_models}, B, N) into a vocabulary (V, "
+                             f"m={head.m}), got {tuple(ids.shape)} and {tuple(vocab.shape)}")
+    pairs, lins = zip(*(head.pair_tables(vocab) for head in heads), strict=True)
+    tok, pair = tokens.index(len(heads))
+    g = len(heads)
+    scores, readouts = (torch.stack(pairs, 1).reshape(n_models, -1).gather(1, pair)
+                        .reshape(n_models, g, 2, n, n, bsz).unbind(2))
+    lin = torch.stack(lins, 1).reshape(n_models, -1).gather(1, tok).reshape(n_models, g, n, bsz)
+    pred = _mix(scores, readouts, lin)  # (M, G, B, N)
+    return pred.transpose(0, 1).reshape(g * n_models, bsz, n)
+
+
+def forward_bits(heads: Sequence[MinIPHead], bits: torch.Tensor) -> torch.Tensor:
+    """Predictions of G heads (M models each) on the same bits (M, B, N, m): (G·M, B, N), row
+    g·M + k for model k of head g (each equal to ``head(bits)`` to float rounding).
+
+    What does not depend on a head's attention kind runs once for all heads: the feature-major
+    tokens, the readout projections [W_V; W_A; w_c] of every head as one matmul, the readouts
+    ⟨q_i, v_j⟩, the first layer of every ``mlp`` feature map as one matmul and one GELU, and the
+    softmax and mix. Only the scores s_ij are per head (their feature ranks differ).
+    """
+    for head in heads:
+        head.check(bits)
+    n_models, bsz, n, m = bits.shape
+    g = len(heads)
+    x = MinIPHead._feature_major(bits)  # (M, m, N·B)
+    out = _apply(torch.cat([h.w_out for h in heads], 1), torch.cat([h.b_out for h in heads], 1), x)
+    v, q, lin = out.view(n_models, g, 2 * m + 1, n, bsz).split([m, m, 1], dim=2)
+    readout = (q[:, :, :, :, None, :] * v[:, :, :, None, :, :]).sum(2)  # (M, G, N, N, B)
+    mlps = [h for h in heads if isinstance(h, KernelAttention) and h.feature_map == "mlp"]
+    hidden: dict[int, torch.Tensor] = {}
+    if mlps:
+        w1, b1 = torch.cat([h.w1 for h in mlps], 1), torch.cat([h.b1 for h in mlps], 1)
+        layer = F.gelu(_apply(w1, b1, x)).split([h.w1.shape[1] for h in mlps], dim=1)
+        hidden = {id(h): t for h, t in zip(mlps, layer, strict=True)}
+    scores = torch.stack([h.log_scores(bits, x, hidden.get(id(h))) for h in heads], 1)
+    pred = _mix(scores, readout, lin[:, :, 0])  # (M, G, B, N)
+    return pred.transpose(0, 1).reshape(g * n_models, bsz, n)
+
+
+class MinIPHead(nn.Module):
+    """Values and readout shared by both attention kinds; subclasses give the unnormalized log
+    scores s_ij (π = softmax_j s_ij) in two layouts: per sequence (``log_scores``) and per token
+    pair of a vocabulary (``pair_log_scores``).
+
+    One projection (M, 2m+1, m) holds [W_V; W_A; w_c] so that v, the query readout vector and the
+    linear term come from a single batched matmul.
+
+    Two equivalent forward paths (equal to float rounding, tested):
+      forward(bits)               bits (M, B, N, m): every token's features, every pair's score;
+      forward_tokens(tokens)      TokenIds (M, B, N) into vocab (V, m): the features, the scores
+                                  s(u, w) and the readouts ⟨q(u), v(w)⟩ once per call on the V
+                                  tokens / V² pairs, then gathered per sequence. Cheaper whenever
+                                  V² is small against B·N² (the witness suite: V = 16).
+    """
+
+    def __init__(self, m: int, gens: Sequence[torch.Generator]) -> None:
+        super().__init__()
+        self.m = m
+        self.n_models = len(gens)
+        self.w_out = _weight(2 * m + 1, m, gens)  # rows: W_V (m), W_A (m), w_c (1)
+        self.b_out = _zeros(gens, 2 * m + 1)  # b_V, b_A, c_0
+
+    def log_scores(self, bits: torch.Tensor, x: torch.Tensor,
+                   hidden: torch.Tensor | None = None) -> torch.Tensor:
+        """Unnormalized log scores s_ij: (M, N, N, B), from bits (M, B, N, m) and the same tokens
+        feature-major x (M, m, N·B); ``hidden``: the first layer of an ``mlp`` feature map on x
+        when already computed (``forward_bits``)."""
+        raise NotImplementedError
+
+    def pair_log_scores(self, vocab: torch.Tensor) -> torch.Tensor:
+        """s(u, w) for every ordered pair of vocabulary tokens: (M, V, V)."""
+        raise NotImplementedError
+
+    def log_attention(self, bits: torch.Tensor) -> torch.Tensor:
+        """log π: (M, B, N, N)."""
+        self.check(bits)
+        scores = self.log_scores(bits, self._feature_major(bits))
+        return torch.log_softmax(scores, dim=2).permute(0, 3, 1, 2)
+
+    def attention(self, bits: torch.Tensor) -> torch.Tensor:
+        """Row-stochastic π: (M, B, N, N)."""
+        return self.log_attention(bits).exp()
+
+    def check(self, bits: torch.Tensor) -> None:
+        if bits.ndim != 4 or bits.shape[0] != self.n_models or bits.shape[-1] != self.m:
+            raise ValueError(f"expected bits of shape (M={self.n_models}, B, N, m={self.m}), "
+                             f"got {tuple(bits.shape)}")
+
+    @staticmethod
+    def _feature_major(bits: torch.Tensor) -> torch.Tensor:
+        """(M, B, N, m) → (M, m, N·B): token t = i·B + b, the batch axis innermost."""
+        n_models, bsz, n, m = bits.shape
+        return bits.permute(0, 3, 2, 1).reshape(n_models, m, n * bsz)
+
+    def _readouts(self, x: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor, torch.Tensor]:
+        """v, q (M, m, T) and lin (M, T) of feature-major tokens x (M, m, T)."""
+        m = self.m
+        v, q, lin = torch.split(_apply(self.w_out, self.b_out, x), [m, m, 1], dim=1)
+        return v, q, lin[:, 0]
+
+    def forward(self, bits: torch.Tensor) -> torch.Tensor:
+        """Predictions (M, B, N) for bits (M, B, N, m)."""
+        return forward_bits([self], bits)
+
+    def pair_tables(self, vocab: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor]:
+        """The head on a vocabulary (V, m): [s(u, w); ⟨q(u), v(w)⟩] flattened (M, 2·V²), and the
+        linear terms lin(u) (M, V)."""
+        v, q, lin = self._readouts(_vocab_input(vocab, self.n_models))  # (M, m, V), (M, V)
+        readout = q.transpose(1, 2) @ v  # (M, V, V)
+        return torch.cat([self.pair_log_scores(vocab), readout], 1).reshape(self.n_models, -1), lin
+
+    def forward_tokens(self, tokens: TokenIds) -> torch.Tensor:
+        """Predictions (M, B, N) for token ids into a vocabulary (= ``forward(vocab[ids])``)."""
+        return forward_tokens([self], tokens)
+
+
+class KernelAttention(MinIPHead):
+    """Normalized nonnegative kernel attention with feature rank r (see module docstring).
+
+    feature_map="table": a free vector per distinct token of ``vocab`` ((V, m) bits), init N(0, 1).
+    feature_map="mlp":   h = GELU(W₁x + b₁) (width ``hidden``), [a_Q, a_K] = W h + b.
+    feature="exp" (φ = exp a, computed in log space) or "softplus" (φ = softplus a).
+    """
+
+    def __init__(self, m: int, rank: int, gens: Sequence[torch.Generator], feature_map: str = "table",
+                 vocab: torch.Tensor | None = None, hidden: int = 32, feature: str = "exp") -> None:
+        super().__init__(m, gens)
+        if rank < 1:
+            raise ValueError(f"feature rank must be ≥ 1, got {rank}")
+        if feature_map not in FEATURE_MAPS:
+            raise ValueError(f"feature_map must be one of {FEATURE_MAPS}, got {feature_map!r}")
+        if feature not in FEATURES:
+            raise ValueError(f"feature must be one of {FEATURES}, got {feature!r}")
+        self.rank, self.feature_map, self.feature = rank, feature_map, feature
+        if feature_map == "table":
+            if vocab is None:
+                raise ValueError("feature_map='table' needs the vocabulary of tokens (V, m)")
+            codes = bit_codes(vocab).sort().values
+            self.register_buffer("vocab_codes", codes)
+            # code → row lookup (−1: not in the vocabulary) when codes are small; else searchsorted
+            lookup = torch.full((int(codes.max()) + 1 if m <= LOOKUP_BITS else 0,), -1)
+            lookup[codes[codes < lookup.numel()]] = torch.arange(len(codes))[codes < lookup.numel()]
+            self.register_buffer("code_rows", lookup, persistent=False)
+            self._rows_cache: tuple[torch.Tensor, torch.Tensor] | None = None
+            self.table = nn.Parameter(_normal((vocab.shape[0], 2 * rank), 1.0, gens))  # [a_Q, a_K]
+        else:
+            self.w1, self.b1 = _weight(hidden, m, gens), _zeros(gens, hidden)
+            self.w2, self.b2 = _weight(2 * rank, hidden, gens), _zeros(gens, 2 * rank)
+
+    def token_rows(self, bits: torch.Tensor) -> torch.Tensor:
+        """Row of each token in the table: bits (..., m) → (...) int64; unknown tokens are an
+        error.
+
+        The rows of the last bits tensor are cached (a full-batch family or a vocabulary is the
+        same tensor every step)."""
+        if self._rows_cache is not None and self._rows_cache[0] is bits:
+            return self._rows_cache[1]
+        codes = bit_codes(bits)
+        if self.code_rows.numel():
+            rows = self.code_rows[codes.clamp(max=self.code_rows.numel() - 1)]
+            if bool((rows < 0).any()) or not torch.equal(self.vocab_codes[rows.clamp(min=0)], codes):
+                raise ValueError("a token is not in the feature table's vocabulary")
+        else:
+            rows = torch.searchsorted(self.vocab_codes, codes).clamp(max=len(self.vocab_codes) - 1)
+            if not torch.equal(self.vocab_codes[rows], codes):
+                raise ValueError("a token is not in the feature table's vocabulary")
+        self._rows_cache = (bits, rows)
+        return rows
+
+    def _table_rows(self, rows: torch.Tensor) -> torch.Tensor:
+        """Table rows (M, T) int64 → pre-activations (M, 2r, T) (one index_select on the flattened
+        (M·V, 2r) table: its backward is far cheaper than advanced indexing's scatter)."""
+        n_models, n_vocab = self.table.shape[:2]
+        offset = torch.arange(n_models, device=rows.device)[:, None] * n_vocab
+        flat = self.table.reshape(n_models * n_vocab, -1)
+        return flat.index_select(0, (rows + offset).reshape(-1)).reshape(n_models, -1,
+                                                                           flat.shape[1]).transpose(1, 2)
+
+    def _preactivations(self, x: torch.Tensor, rows: torch.Tensor | None,
+                        hidden: torch.Tensor | None = None) -> tuple[torch.Tensor, torch.Tensor]:
+        """a_Q, a_K (M, r, T) of feature-major tokens x (M, m, T) (table rows (M, T) for tables;
+        ``hidden`` = GELU(W₁x + b₁) (M, hidden, T) for mlp maps when already computed)."""
+        if self.feature_map == "table":
+            a = self._table_rows(rows)
+        else:
+            if hidden is None:
+                hidden = F.gelu(_apply(self.w1, self.b1, x))
+            a = _apply(self.w2, self.b2, hidden)
+        a_q, a_k = torch.split(a, self.rank, dim=1)
+        if self.feature == "softplus":
+            a_q, a_k = torch.log(F.softplus(a_q)), torch.log(F.softplus(a_k))
+        return a_q, a_k
+
+    def preactivations(self, bits: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor]:
+        """log φ_Q, log φ_K: (M, B, N, r) each (the pre-activations a for feature="exp")."""
+        n_models, bsz, n, _ = bits.shape
+        rows = self._rows(bits)
+        a_q, a_k = self._preactivations(self._feature_major(bits), rows)
+        return tuple(a.reshape(n_models, -1, n, bsz).permute(0, 3, 2, 1) for a in (a_q, a_k))
+
+    def _rows(self, bits: torch.Tensor) -> torch.Tensor | None:
+        """Table rows of bits (M, B, N, m) in feature-major token order (M, N·B); None for mlp."""
+        if self.feature_map != "table":
+            return None
+        return self.token_rows(bits).transpose(1, 2).reshape(bits.shape[0], -1)
+
+    def log_scores(self, bits: torch.Tensor, x: torch.Tensor,
+                   hidden: torch.Tensor | None = None) -> torch.Tensor:
+        """log α_ij = logsumexp_f (a_Q,f(x_i) + a_K,f(x_j)): (M, N, N, B)."""
+        n_models, bsz, n, _ = bits.shape
+        a_q, a_k = (a.reshape(n_models, self.rank, n, bsz)
+                    for a in self._preactivations(x, self._rows(bits), hidden))
+        return torch.logsumexp(a_q[:, :, :, None, :] + a_k[:, :, None, :, :], dim=1)
+
+    def pair_log_scores(self, vocab: torch.Tensor) -> torch.Tensor:
+        """log α(u, w) for every pair of vocabulary tokens: (M, V, V).
+
+        log α = log ⟨e^{a_Q(u) − μ_u}, e^{a_K(w) − ν_w}⟩ + μ_u + ν_w with the max shifts μ, ν
+        (constants for autograd), one matmul in float64: exact to rounding unless every feature of
+        a pair lies 700 below the pair's maxima.
+        """
+        x = _vocab_input(vocab, self.n_models)
+        rows = None
+        if self.feature_map == "table":
+            rows = self.token_rows(vocab)[None].expand(self.n_models, -1)
+        a_q, a_k = (a.double() for a in self._preactivations(x, rows))  # (M, r, V)
+        mu, nu = a_q.amax(1, keepdim=True).detach(), a_k.amax(1, keepdim=True).detach()
+        inner = (a_q - mu).exp().transpose(1, 2) @ (a_k - nu).exp()  # (M, V, V)
+        return (inner.log() + mu.transpose(1, 2) + nu).float()
+
+    def kernel_weights(self, bits: torch.Tensor) -> torch.Tensor:
+        """Unnormalized α_ij ≥ 0: (M, B, N, N)."""
+        self.check(bits)
+        return self.log_scores(bits, self._feature_major(bits)).exp().permute(0, 3, 1, 2)
+
+
+class DenseAttention(MinIPHead):
+    """Dense softmax attention with score dimension m: π = softmax_j ⟨W_Q x_i + b_Q, W_K x_j + b_K⟩.
+
+    b_K is left out: it adds ⟨W_Q x_i + b_Q, b_K⟩, constant over j, which the softmax cancels, so
+    the function class is the same; as a parameter its gradient is exactly zero in theory and pure
+    rounding noise in practice, which Adam would amplify into a random walk.
+    """
+
+    def __init__(self, m: int, gens: Sequence[torch.Generator]) -> None:
+        super().__init__(m, gens)
+        self.w_q, self.b_q = _weight(m, m, gens), _zeros(gens, m)
+        self.w_k = _weight(m, m, gens)
+
+    def _query_keys(self, x: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor]:
+        """W_Q x + b_Q and W_K x: (M, m, T) each, of feature-major tokens x (M, m, T)."""
+        return _apply(self.w_q, self.b_q, x), torch.bmm(self.w_k, x)
+
+    def log_scores(self, bits: torch.Tensor, x: torch.Tensor,
+                   hidden: torch.Tensor | None = None) -> torch.Tensor:
+        """s_ij = ⟨W_Q x_i + b_Q, W_K x_j⟩: (M, N, N, B) (``hidden`` is unused)."""
+        n_models, bsz, n, m = bits.shape
+        q, k = (t.reshape(n_models, m, n, bsz) for t in self._query_keys(x))
+        return (q[:, :, :, None, :] * k[:, :, None, :, :]).sum(1)
+
+    def pair_log_scores(self, vocab: torch.Tensor) -> torch.Tensor:
+        q, k = self._query_keys(_vocab_input(vocab, self.n_models))
+        return q.transpose(1, 2) @ k
+
+
+# ---------------------------------------------------------------------------------------------
+# Hand-built constructions (no training)
+
+
+def _set_readout(model: MinIPHead, w_a_scale: float, w_c: float) -> None:
+    """v = x, W_A = w_a_scale·I, b = 0, linear term w_c·Σ x."""
+    m = model.m
+    w = torch.zeros(2 * m + 1, m)
+    w[:m] = torch.eye(m)
+    w[m:2 * m] = w_a_scale * torch.eye(m)
+    w[2 * m] = w_c
+    with torch.no_grad():
+        model.w_out.copy_(w.expand_as(model.w_out))
+        model.b_out.zero_()
+
+
+def rank1_construction(m: int) -> KernelAttention:
+    """Rank-1 kernel attention solving Min-IP exactly for N ≤ 2.
+
+    a = 0 so φ ≡ 1 and π is uniform; v = x, W_A = 2I, w_c = −1:
+    N = 1: ŷ = 2⟨x, x⟩ − |x| = |x| = t;  N = 2: ŷ_1 = ⟨x_1, x_1 + x_2⟩ − |x_1| = ⟨x_1, x_2⟩ = t_1.
+    """
+    gens = [torch.Generator().manual_seed(0)]
+    model = KernelAttention(m, 1, gens, feature_map="mlp")
+    with torch.no_grad():
+        model.w2.zero_()
+        model.b2.zero_()
+    _set_readout(model, 2.0, -1.0)
+    return model
+
+
+def exponential_construction(m: int, beta: float) -> KernelAttention:
+    """The exact positive-feature realization with 2^m features, for N = 3.
+
+    φ_K(z) = onehot(z) (a_K(z)_f = 0 at f = z, −∞ elsewhere) and a_Q(x)_z = −β⟨x, z⟩, so
+    α(x, z) = exp(−β⟨x, z⟩): π is a softmin over inner products. v = x, W_A = I, w_c = 0 gives
+    ŷ_i = Σ_j π_ij ⟨x_i, x_j⟩, which rounds to t_i for β ≥ 2.
+    """
+    if m > 12:
+        raise ValueError(f"the 2^m-feature construction is built for m ≤ 12, got m={m}")
+    from attnrank.minip.task import token_vocab
+
+    vocab = token_vocab(m, "bernoulli")  # (2^m, m), row z has code z
+    gens = [torch.Generator().manual_seed(0)]
+    model = KernelAttention(m, 2**m, gens, feature_map="table", vocab=vocab)
+    with torch.no_grad():
+        onehot = torch.full((2**m, 2**m), float("-inf"))
+        onehot.fill_diagonal_(0.0)
+        model.table.copy_(torch.cat([-beta * (vocab @ vocab.T), onehot], dim=1)[None])
+    _set_readout(model, 1.0, 0.0)
+    return model
+
+
+def dense_construction(m: int, beta: float = 20.0) -> DenseAttention:
+    """Dense softmax with a large constant temperature: scores −β⟨x_i, x_j⟩ (W_Q = −βI, W_K = I),
+    v = x, W_A = I: ŷ_i = Σ_j softmin_β ⟨x_i, x_j⟩ → t_i."""
+    gens = [torch.Generator().manual_seed(0)]
+    model = DenseAttention(m, gens)
+    eye = torch.eye(m)[None]
+    with torch.no_grad():
+        model.w_q.copy_(-beta * eye)
+        model.b_q.zero_()
+        model.w_k.copy_(eye)
+    _set_readout(model, 1.0, 0.0)
+    return model

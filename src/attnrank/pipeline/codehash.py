@@ -1,0 +1,176 @@
+"""Derived code hashes: the sha256 of the normalized source of a step's import closure.
+
+A step's code hash is computed from the imports, never from a hand-kept list: the entry module,
+every ``attnrank`` module it imports (at module level or inside a function, absolute or relative),
+recursively, and the ``__init__.py`` of every package on the way (they run on import).
+
+    hash = sha256( Σ over sorted closure paths p:  p ‖ 0x00 ‖ normalized(p) ‖ 0x00 )
+
+with p relative to the package's parent folder (``attnrank/...``) and ``normalized(p)`` the dump
+of the parsed syntax tree with every docstring removed: comments, docstrings and formatting never
+count, any change to what the code does (or to a module's name) does. The closure may hold only
+science (``attnrank.core``, the wings and the steps' top-level modules): a module of
+``attnrank.pipeline``, ``attnrank.publish`` or the CLI in it is an error, so run control can
+change without rerunning anything. The dump is that of this Python version (pinned in
+requirements.lock); standard library only: the workflow imports this module while it parses the
+Snakefile.
+"""
+
+from __future__ import annotations
+
+import ast
+import hashlib
+from functools import cache, lru_cache
+from pathlib import Path
+
+PACKAGE = "attnrank"
+PACKAGE_DIR = Path(__file__).resolve().parents[1]
+# Every step writes its outputs through the atomic writers of io.py.
+BASE_MODULES = ("attnrank.core.io",)
+# Run control and publishing: never part of a step's code (see the module docstring).
+NOT_SCIENCE = ("attnrank.pipeline", "attnrank.publish", "attnrank.cli", "attnrank.__main__")
+
+
+def is_science(name: str) -> bool:
+    """Whether module ``name`` may be part of a step's code (not run control or publishing)."""
+    return not any(name == p or name.startswith(p + ".") for p in NOT_SCIENCE)
+
+
+def _strip_docstrings(tree: ast.AST) -> ast.AST:
+    """``tree`` with the docstring of every module, class and function removed (in place)."""
+    for node in ast.walk(tree):
+        if isinstance(node, ast.Module | ast.ClassDef | ast.FunctionDef | ast.AsyncFunctionDef):
+            body = node.body
+            if (body and isinstance(body[0], ast.Expr) and isinstance(body[0].value, ast.Constant)
+                    and isinstance(body[0].value.value, str)):
+                node.body = body[1:] or [ast.Pass()]
+    return tree
+
+
+def normalized_source(path: Path) -> bytes:
+    """What of a module's source counts for its code hash: the dump of its syntax tree without
+    docstrings, positions or comments."""
+    return _normalized(path.read_bytes(), str(path))
+
+
+@lru_cache(maxsize=4096)
+def _normalized(source: bytes, filename: str) -> bytes:
+    tree = ast.parse(source, filename=filename)
+    return ast.dump(_strip_docstrings(tree), annotate_fields=True,
+                    include_attributes=False).encode()
+
+
+def module_path(name: str, package_dir: Path = PACKAGE_DIR) -> Path | None:
+    """The file of module ``name`` (``attnrank.x.y``), or None when it is not a module of ours."""
+    parts = name.split(".")
+    if parts[0] != PACKAGE:
+        return None
+    base = package_dir.joinpath(*parts[1:])
+    for cand in (base.with_suffix(".py"), base / "__init__.py"):
+        if cand.is_file():
+            return cand
+    return None
+
+
+def _module_name(path: Path, package_dir: Path) -> str:
+    rel = path.relative_to(package_dir).with_suffix("")
+    parts = [PACKAGE, *rel.parts]
+    return ".".join(parts[:-1] if parts[-1] == "__init__" else parts)
+
+
+def direct_imports(path: Path, package_dir: Path = PACKAGE_DIR) -> set[str]:
+    """Names of the ``attnrank`` modules that the file ``path`` imports, anywhere in its body.
+
+    ``from attnrank.a import b`` yields ``attnrank.a`` and, when ``b`` is a submodule,
+    ``attnrank.a.b``; relative imports are resolved against the file's package.
+    """
+    own = _module_name(path, package_dir)
+    package = own if path.name == "__init__.py" else own.rpartition(".")[0]
+    found = _imported_names(path.read_bytes(), str(path), package)
+    return {n for n in found if module_path(n, package_dir) is not None}
+
+
+@lru_cache(maxsize=4096)
+def _imported_names(source: bytes, filename: str, package: str) -> frozenset[str]:
+    """Every module name an import in ``source`` (of a module in ``package``) can mean."""
+    found: set[str] = set()
+    for node in ast.walk(ast.parse(source, filename=filename)):
+        if isinstance(node, ast.Import):
+            found.update(alias.name for alias in node.names)
+        elif isinstance(node, ast.ImportFrom):
+            if node.level:
+                base_parts = package.split(".")
+                base_parts = base_parts[: len(base_parts) - (node.level - 1)]
+                base = ".".join(base_parts + ([node.module] if node.module else []))
+            else:
+                base = node.module or ""
+            found.add(base)
+            found.update(f"{base}.{alias.name}" for alias in node.names)
+    return frozenset(found)
+
+
+def _with_parents(name: str) -> list[str]:
+    parts = name.split(".")
+    return [".".join(parts[:i]) for i in range(1, len(parts) + 1)]
+
+
+def import_closure(entries: tuple[str, ...], package_dir: Path = PACKAGE_DIR) -> list[Path]:
+    """The files of ``entries`` and of every ``attnrank`` module they import, transitively
+    (with each package's ``__init__.py``), sorted."""
+    seen: set[str] = set()
+    todo = [n for e in entries for n in _with_parents(e)]
+    for e in entries:
+        if module_path(e, package_dir) is None:
+            raise ValueError(f"code hash: {e!r} is not a module of the {PACKAGE} package "
+                             f"(looked in {package_dir})")
+    while todo:
+        name = todo.pop()
+        if name in seen:
+            continue
+        seen.add(name)
+        path = module_path(name, package_dir)
+        if path is None:
+            continue
+        for dep in direct_imports(path, package_dir):
+            todo.extend(n for n in _with_parents(dep) if n not in seen)
+    outside = sorted(n for n in seen if module_path(n, package_dir) is not None
+                     and not is_science(n))
+    if outside:
+        raise ValueError(f"code hash of {', '.join(entries)}: the import closure reaches "
+                         f"{', '.join(outside)}; science (core, the wings) must not import the "
+                         "pipeline, publishing or the CLI")
+    paths = {module_path(n, package_dir) for n in seen}
+    return sorted(p for p in paths if p is not None)
+
+
+def closure_hash(entries: tuple[str, ...], package_dir: Path = PACKAGE_DIR) -> str:
+    """sha256 of the import closure of ``entries`` (see the module docstring)."""
+    h = hashlib.sha256()
+    root = package_dir.parent
+    for path in import_closure(entries, package_dir):
+        h.update(str(path.relative_to(root).as_posix()).encode())
+        h.update(b"\0")
+        h.update(normalized_source(path))
+        h.update(b"\0")
+    return h.hexdigest()
+
+
+def step_entries(step: str, figure: str | None = None) -> tuple[str, ...]:
+    """The entry modules of a registered step (a figure step adds the figure's own module)."""
+    from attnrank.core.figures import figure_module_name
+    from attnrank.pipeline.registry import FIGURES, STEPS
+
+    if step not in STEPS:
+        raise ValueError(f"unknown step {step!r}; registered: {', '.join(STEPS)}")
+    entries = (STEPS[step].entry, *BASE_MODULES)
+    if step == "figure":
+        if figure not in FIGURES:
+            raise ValueError(f"unknown figure {figure!r}; registered: {', '.join(FIGURES)}")
+        entries += (figure_module_name(figure),)
+    return entries
+
+
+@cache
+def step_code_hash(step: str, figure: str | None = None) -> str:
+    """The code hash of a registered step in this checkout (cached per process)."""
+    return closure_hash(step_entries(step, figure))

@@ -1,0 +1,244 @@
+"""The plan: every artifact a run at one scale produces, with the step, wildcards, resolved
+parameters and inputs that produce it. Built from the config alone (pure; standard library).
+
+The workflow reads its targets, rule inputs and ``params`` from here, and ``audit`` compares
+each sidecar against it (stale parameters, orphaned artifacts), so the two cannot disagree.
+Paths are relative to the run folder ``results/<scale>/``.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any
+
+from attnrank.core.job import Job, canonical_json
+from attnrank.core.table_job import TableJob
+from attnrank.entropic.jobs import entropic_jobs
+from attnrank.language.jobs import CORPORA as LANGUAGE_CORPORA
+from attnrank.language.jobs import TRAIN as LANGUAGE_TRAIN
+from attnrank.language.jobs import language_jobs
+from attnrank.minip.jobs import (
+    CAPACITY_INSTANCES,
+    MINIP_EXPERIMENTS,
+    RESTARTS,
+    RESTARTS_TABLE,
+    WITNESS_FAMILIES_TABLE,
+    minip_jobs,
+)
+from attnrank.pipeline.registry import CLAIMS, FIGURES, TABLES, claim_tables
+
+# Files a run folder holds that are reports about the run, not artifacts (no sidecar).
+NON_ARTIFACTS = ("audit.json", "report.html", "MANIFEST.json", "MANIFEST.sha256")
+
+
+@dataclass(frozen=True)
+class StepRun:
+    """One execution of a registered step: its outputs and inputs (relative to the run folder)."""
+
+    step: str
+    wildcards: dict[str, str]
+    params: dict[str, Any]
+    inputs: tuple[str, ...]
+    outputs: tuple[str, ...]
+    figure: str | None = None
+
+    @property
+    def params_json(self) -> str:
+        return canonical_json(self.params)
+
+
+@dataclass
+class Plan:
+    scale: str
+    runs: list[StepRun] = field(default_factory=list)
+    by_output: dict[str, StepRun] = field(default_factory=dict)
+    targets: list[str] = field(default_factory=list)
+
+    def add(self, run: StepRun) -> None:
+        for out in run.outputs:
+            if out in self.by_output:
+                raise ValueError(f"plan: {out} is produced twice")
+            self.by_output[out] = run
+        self.runs.append(run)
+
+    def run_for(self, output: str) -> StepRun:
+        """The step run that produces ``output`` (a path relative to the run folder)."""
+        try:
+            return self.by_output[output]
+        except KeyError:
+            raise ValueError(f"scale {self.scale!r}: no step produces {output!r}; check the "
+                             f"config grids (instances, teachers, rungs)") from None
+
+    def downstream(self, outputs: set[str]) -> set[str]:
+        """Every artifact that depends, directly or through others, on any of ``outputs``."""
+        found: set[str] = set()
+        frontier = set(outputs)
+        while frontier:
+            nxt = {o for r in self.runs if frontier & set(r.inputs) for o in r.outputs}
+            frontier = nxt - found
+            found |= nxt
+        return found
+
+
+def _train(step: str, prefix: str, names: tuple[str, ...], wildcards: dict[str, str],
+           job: Job) -> StepRun:
+    return StepRun(step, wildcards, job.to_dict(), (), tuple(f"{prefix}/{n}" for n in names))
+
+
+ENTROPIC_TABLES: dict[str, tuple[str, str, bool, bool]] = {
+    # table → (experiment, rows kept, keep only the largest student rank, jobs under the other
+    # teacher values: the extra jobs of EB-7/8/9/12, never mixed into the default tables)
+    "entropic_surrogate": ("surrogate", "selected", False, False),
+    "entropic_surrogate_trace": ("surrogate", "all", True, False),
+    "entropic_ladder": ("ladder", "final", False, False),
+    "entropic_attention": ("attention", "final", False, False),
+    "entropic_attention_trace": ("attention", "all", True, False),
+    "entropic_predict": ("predict", "all", False, False),
+    "entropic_attention_other_values": ("attention", "final", False, True),
+    "entropic_predict_other_values": ("predict", "all", False, True),
+}
+# appendix B: a training job's outputs, and the table made of each kind of them (every row)
+LANGUAGE_OUTPUTS = ("ranks.parquet", "loss.parquet", "weights.npz")
+LANGUAGE_TABLES = {"language_ranks": "ranks.parquet", "language_loss": "loss.parquet"}
+ENTROPIC_WILDCARD = {"surrogate": "optimizer", "ladder": "rung", "attention": "teacher",
+                     "predict": "teacher"}
+
+
+def figure_params(config: dict[str, Any], scale: str, paper: str, name: str = "") -> dict[str, Any]:
+    """The parameters of a figure ``name`` of ``paper``: the grid facts it labels and the claim
+    thresholds it draws, from the config's ``claims`` block (never literals here or in the
+    figure). Appendix B's figures (``language_*``) get EB-15's bootstrap and EB-16's threshold."""
+    c = config["claims"]
+    if name.startswith("language_"):
+        return {"scale": scale, "bootstrap_samples": c["EB-15"]["bootstrap_samples"],
+                "interval_level": c["EB-15"]["interval_level"],
+                "min_abs_rho": c["EB-16"]["min_abs_rho"]}
+    if paper == "B":
+        w = config["minip"]["scales"][scale]["witness"]
+        return {"scale": scale, "target_accuracy": c["target_accuracy"],
+                "exact_accuracy": c["exact_accuracy"], "worst_case_cutoff": c["worst_case_cutoff"],
+                "witness": {"blocks": w["blocks"], "width": w["width"]},
+                "paper_witness_rank": c["TT-4p"]["fails_below"],
+                "rank_growth": {k: c["TT-6"][k] for k in ("bootstrap_samples", "interval_level")}}
+    e = config["entropic"]
+    return {"scale": scale, "headline_tau": e["headline_tau"], "headline_beta": e["headline_beta"],
+            "taus": e["taus"], "noise_var": e["noise_var"], "floor": c["noise_floor"],
+            "rank_tolerance": c["rank_tolerance"], "saturation_tau": c["saturation_tau"],
+            "d": e["d"], "n_tokens": e["n_tokens"],
+            "deficiency_excess": {"linear": c["EB-7"]["deficiency_excess"],
+                                  "softmax": c["EB-8"]["deficiency_excess"]}}
+
+
+def claims_params(config: dict[str, Any], scale: str) -> dict[str, Any]:
+    """The parameters of the claims step: every threshold (the ``claims`` block) and the grids the
+    checks need to know."""
+    return {"scale": scale, "claims": config["claims"], "minip": config["minip"],
+            "minip_grid": config["minip"]["scales"][scale], "entropic": config["entropic"],
+            "entropic_grid": config["entropic"]["scales"][scale]}
+
+
+def build_plan(config: dict[str, Any], scale: str) -> Plan:
+    """Every artifact of a run at ``scale``. Raises ValueError (naming the key) on a config that
+    the cross-key checks refuse."""
+    for block in ("minip", "entropic", "language"):
+        if scale not in config[block]["scales"]:
+            raise ValueError(f"{block}.scales: no grid for scale {scale!r}; "
+                             f"config has {', '.join(config[block]['scales'])}")
+    plan = Plan(scale)
+    tables: dict[str, StepRun] = {}
+
+    # Paper B
+    mj = minip_jobs(config, scale)
+    for (kind, inst), job in mj.items():
+        if kind in MINIP_EXPERIMENTS:
+            plan.add(_train("minip_train", f"minip/train/{kind}/{inst}",
+                            ("metrics.parquet", "weights.npz"),
+                            {"experiment": kind, "instance": inst}, job))
+        elif kind == "capacity":
+            plan.add(_train("minip_capacity_train", f"minip/capacity/{inst}", ("metrics.parquet",),
+                            {"instance": inst}, job))
+        elif kind == RESTARTS:
+            plan.add(_train("minip_restarts_train", f"minip/restarts/{inst}", ("metrics.parquet",),
+                            {"case": inst}, job))
+    for exp in MINIP_EXPERIMENTS:
+        if TABLES[f"minip_{exp}"].step != "table":
+            continue  # a table of its own step (witness_families: below)
+        inputs = tuple(r.outputs[0] for r in plan.runs
+                       if r.step == "minip_train" and r.wildcards["experiment"] == exp)
+        tables[f"minip_{exp}"] = StepRun("table", {"name": f"minip_{exp}"},
+                                         TableJob("final", False).to_dict(), inputs, ())
+    tables["minip_capacity"] = StepRun(
+        "table", {"name": "minip_capacity"}, TableJob("all", False).to_dict(),
+        tuple(f"minip/capacity/{i}/metrics.parquet" for i in CAPACITY_INSTANCES), ())
+    families = mj[(WITNESS_FAMILIES_TABLE, "")]
+    plan.add(StepRun("minip_witness_families", {}, families.to_dict(),
+                     tuple(f"minip/train/{s.experiment}/{s.instance}/{name}"
+                           for s in families.families for name in ("metrics.parquet", "weights.npz")),
+                     ("tables/minip_witness_families.parquet",
+                      "tables/minip_witness_families_summary.parquet",
+                      "tables/minip_witness_families_summary.csv")))
+    restarts = mj[(RESTARTS_TABLE, "")]
+    plan.add(StepRun("minip_restarts_tables", {}, restarts.to_dict(),
+                     tuple(f"minip/restarts/{c}/metrics.parquet" for c in restarts.cases),
+                     ("tables/minip_restarts.parquet", "tables/minip_restarts_summary.parquet",
+                      "tables/minip_restarts_summary.csv")))
+    plan.add(StepRun("minip_constructions", {}, mj[("constructions", "")].to_dict(), (),
+                     ("tables/minip_constructions.parquet",)))
+    plan.add(StepRun("minip_information_bound", {}, mj[("information_bound", "")].to_dict(),
+                     tuple(f"tables/minip_{e}.parquet" for e in ("length_sweep", "rank_vs_m", "witness")),
+                     ("tables/minip_information_bound.parquet", "tables/minip_information_bound.csv")))
+
+    # Paper A
+    for (exp, inst), job in entropic_jobs(config, scale).items():
+        outs = ("estimates.parquet", "spectra.npz") if exp == "predict" else \
+            ("metrics.parquet", "weights.npz")
+        step = "entropic_predict" if exp == "predict" else f"entropic_{exp}_train"
+        plan.add(_train(step, f"entropic/{exp}/{inst}", outs, {ENTROPIC_WILDCARD[exp]: inst}, job))
+    values = config["entropic"]["teacher_values"]
+    for name, (exp, select, max_rank, other) in ENTROPIC_TABLES.items():
+        inputs = tuple(r.outputs[0] for r in plan.runs
+                       if r.outputs[0].startswith(f"entropic/{exp}/")
+                       and (r.params["teacher_values"] != values) == other)
+        tables[name] = StepRun("table", {"name": name},
+                               TableJob(select, max_rank).to_dict(), inputs, ())
+
+    # Paper A, appendix B: language models on text (the corpora table, one training job per
+    # corpus, the ranks and loss tables; language.smk)
+    for (kind, corpus), job in language_jobs(config, scale).items():
+        if kind == LANGUAGE_CORPORA:
+            plan.add(StepRun("language_corpora", {}, job.to_dict(), (),
+                             ("tables/language_corpora.parquet", "tables/language_corpora.csv")))
+        elif kind == LANGUAGE_TRAIN:
+            plan.add(_train("language_train", f"language/train/{corpus}", LANGUAGE_OUTPUTS,
+                            {"corpus": corpus}, job))
+    for name, output in LANGUAGE_TABLES.items():
+        inputs = tuple(f"{r.outputs[0].rsplit('/', 1)[0]}/{output}" for r in plan.runs
+                       if r.step == "language_train")
+        tables[name] = StepRun("table", {"name": name}, TableJob("all", False).to_dict(), inputs, ())
+
+    for name, run in tables.items():
+        if TABLES[name].step != "table":
+            raise ValueError(f"registry: table {name} is not made by the table step")
+        plan.add(StepRun(run.step, run.wildcards, run.params, run.inputs,
+                         (f"tables/{name}.parquet",)))
+    missing = [t for t in TABLES if f"tables/{t}.parquet" not in plan.by_output]
+    if missing:
+        raise ValueError(f"registry: tables {missing} have no step in the plan")
+
+    for name, fig in FIGURES.items():
+        plan.add(StepRun("figure", {"name": name}, figure_params(config, scale, fig.paper, name),
+                         tuple(f"tables/{t}.parquet" for t in fig.tables),
+                         (f"figures/{name}.pdf", f"figures/{name}.png"), figure=name))
+    plan.add(StepRun("claims", {}, claims_params(config, scale),
+                     tuple(f"tables/{t}.parquet" for t in claim_tables()),
+                     ("claims.md", "claims.csv", "claims.html")))
+    assert CLAIMS  # the registry is not empty
+    plan.targets = ([f"figures/{n}.pdf" for n in FIGURES]
+                    + ["tables/minip_information_bound.csv", "tables/language_corpora.csv",
+                       "claims.md"])
+    return plan
+
+
+def build_plans(config: dict[str, Any]) -> dict[str, Plan]:
+    """A plan for every scale the config defines (each checked)."""
+    return {scale: build_plan(config, scale) for scale in config["minip"]["scales"]}

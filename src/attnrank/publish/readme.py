@@ -1,0 +1,303 @@
+"""The README's generated sections: results (``make readme``) and run times (``make bench``).
+
+The text between ``<!-- results:start -->`` and ``<!-- results:end -->`` is rewritten from
+``results/reference/claims.csv`` (counts, verdicts per paper, and the statement, measured values
+and note of every claim that did not pass) and links every PNG under
+``results/reference/figures/`` as a thumbnail, in registry order. Every number in the section comes
+from claims.csv; nothing is typed by hand. Standard library and pandas only.
+
+The text between ``<!-- times:start -->`` and ``<!-- times:end -->`` is the run-time table,
+rendered from ``benchmarks/results/summary.json`` (``build_summary`` makes that record from the
+benchmarks' own files; ``times_section`` renders it; ``make bench`` does both).
+"""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+
+import pandas as pd
+
+from attnrank.pipeline.registry import FIGURES
+
+START, END = "<!-- results:start -->", "<!-- results:end -->"
+PAPERS = {"B": "Paper B (Min-IP)", "A": "Paper A (Entropic Bound)"}
+VERDICTS = ("pass", "fail", "not run")
+THUMB_WIDTH = 260  # pixels
+
+
+def _paper(label: str) -> str:
+    """The registry's paper of a verdict's paper column ("B (our caution, not a paper claim)" → "B")."""
+    return label.split(" ")[0]
+
+
+def _ids(table: pd.DataFrame, verdict: str) -> str:
+    ids = table[table["verdict"] == verdict]["id"].tolist()
+    return ", ".join(ids) if ids else "none"
+
+
+def _sentence(text: str) -> str:
+    return text if text.endswith((".", "!", "?")) else text + "."
+
+
+def results_section(reference: Path, readme_dir: Path) -> str:
+    """The generated section (without the markers) for the reference folder ``reference``; links
+    are relative to ``readme_dir``."""
+    table = pd.read_csv(reference / "claims.csv", dtype=str, keep_default_na=False)
+    counts = table["verdict"].value_counts()
+    rel = Path(os.path.relpath(reference, readme_dir)).as_posix()
+    lines = [f"`{rel}/claims.md` (published from `results/full` by `make reference`; this section "
+             f"is generated from `{rel}/claims.csv` by `make readme`): "
+             f"{counts.get('pass', 0)} of {len(table)} claims pass, {counts.get('fail', 0)} fail, "
+             f"{counts.get('not run', 0)} not run.", ""]
+    for paper, title in PAPERS.items():
+        part = table[table["paper"].map(_paper) == paper]
+        lines.append(f"- **{title}**: " + "; ".join(f"{v}: {_ids(part, v)}" for v in VERDICTS)
+                     + ".")
+    others = table[table["verdict"] != "pass"]
+    if len(others):
+        lines += ["", "Every claim that did not pass, with what the run measured:", ""]
+        for r in others.itertuples():
+            note = f" *Note:* {_sentence(r.note)}" if r.note else ""
+            sweep = getattr(r, "sweep", "")  # absent from a table written before the column
+            sweep = f" *Verdict at every value:* {_sentence(sweep)}" if sweep else ""
+            lines.append(f"- **{r.id}** ({r.verdict}) — {r.statement}. *Measured:* {r.measured}."
+                         f" *Threshold:* {r.threshold}.{note}{sweep}")
+    figures = [reference / "figures" / f"{n}.png" for n in FIGURES]
+    figures = [p for p in figures if p.exists()]
+    if figures:
+        lines += ["", "Figures of the reference run (click for full size):", ""]
+        for p in figures:
+            link = Path(os.path.relpath(p, readme_dir)).as_posix()
+            lines.append(f'<a href="{link}"><img src="{link}" width="{THUMB_WIDTH}" '
+                         f'alt="{p.stem}" title="{p.stem}"></a>')
+    return "\n".join(lines)
+
+
+def render_readme(text: str, section: str, start: str = START, end: str = END) -> str:
+    """``text`` with the part between the markers replaced by ``section``."""
+    if text.count(start) != 1 or text.count(end) != 1 or text.index(start) > text.index(end):
+        raise ValueError(f"README: expected one {start} … {end} block")
+    head, rest = text.split(start)
+    _, tail = rest.split(end)
+    return f"{head}{start}\n{section}\n{end}{tail}"
+
+
+def update_readme(readme: Path, reference: Path, check: bool = False) -> bool:
+    """Rewrite the results section of ``readme`` from ``reference``; True when it changed (with
+    ``check``, nothing is written)."""
+    text = readme.read_text(encoding="utf-8")
+    new = render_readme(text, results_section(reference, readme.parent))
+    if new != text and not check:
+        from attnrank.core.io import write_text
+
+        write_text(new, readme)
+    return new != text
+
+
+# ---------------------------------------------------------------------------------------------
+# Held-out seeds: the verdicts of a full run with another seed_offset beside the reference's
+
+HELDOUT_START, HELDOUT_END = "<!-- heldout:start -->", "<!-- heldout:end -->"
+
+
+def heldout_record(run: Path) -> dict:
+    """What a held-out run is: its seed offset (read from every training sidecar, which must agree
+    and be ≠ 0), its scale (the folder's name, results/<scale>), the commit its claims were made at
+    and its verdict counts. ValueError otherwise."""
+    import json
+
+    claims_prov = run / "claims.csv.prov.json"
+    if not claims_prov.exists():
+        raise ValueError(f"{run}: no claims.csv.prov.json (is this a finished run folder?)")
+    offsets = set()
+    for prov in run.rglob("*.prov.json"):
+        params = json.loads(prov.read_text()).get("params") or {}
+        if isinstance(params, dict) and "seed_offset" in params:
+            offsets.add(int(params["seed_offset"]))
+    if len(offsets) != 1 or offsets == {0}:
+        raise ValueError(f"{run}: a held-out run needs one seed_offset ≠ 0 in every job, found "
+                         f"{sorted(offsets) or 'none'}")
+    code = json.loads(claims_prov.read_text())["code"]
+    table = pd.read_csv(run / "claims.csv", dtype=str, keep_default_na=False)
+    return {"seed_offset": offsets.pop(), "scale": run.name, "git_commit": code["git_commit"],
+            "git_dirty": code["git_dirty"], "claims": int(len(table)),
+            "pass": int((table["verdict"] == "pass").sum())}
+
+
+def heldout_section(heldout: Path, record: dict, reference: Path) -> str:
+    """The held-out section: every claim's verdict on the reference seeds and on the held-out seeds
+    (``heldout``: that run's claims.csv; ``record``: ``heldout_record`` of it)."""
+    ref = pd.read_csv(reference / "claims.csv", dtype=str, keep_default_na=False)
+    held = pd.read_csv(heldout, dtype=str, keep_default_na=False)
+    ids = ref["id"].tolist() + [i for i in held["id"] if i not in set(ref["id"])]  # table order
+    both = pd.DataFrame({"id": ids,
+                         "verdict_ref": ref.set_index("id")["verdict"].reindex(ids).fillna("—").values,
+                         "verdict_held": held.set_index("id")["verdict"].reindex(ids).fillna("—").values})
+    moved = both[both["verdict_ref"] != both["verdict_held"]]["id"].tolist()
+    lines = [f"Held-out run (`make heldout`: the {record['scale']} run with "
+             f"`seed_offset: {record['seed_offset']}`, "
+             f"so no teacher, data set or initialization of the reference; commit "
+             f"`{record['git_commit'][:7]}`"
+             f"{', config.yaml differing only in seed_offset' if record['git_dirty'] else ''}): "
+             f"{record['pass']} of {record['claims']} claims pass. Verdicts that differ from the "
+             f"reference: {', '.join(moved) if moved else 'none'}.", "",
+             "| claim | reference (offset 0) | held-out |", "|---|---|---|"]
+    for r in both.itertuples():
+        mark = "**" if r.id in moved else ""
+        lines.append(f"| {mark}{r.id}{mark} | {r.verdict_ref} | {r.verdict_held} |")
+    return "\n".join(lines)
+
+
+def update_heldout(readme: Path, heldout: Path, record_path: Path, reference: Path,
+                   check: bool = False) -> bool:
+    """Rewrite README's held-out section from the committed held-out claims and record."""
+    import json
+
+    text = readme.read_text(encoding="utf-8")
+    section = heldout_section(heldout, json.loads(record_path.read_text()), reference)
+    new = render_readme(text, section, HELDOUT_START, HELDOUT_END)
+    if new != text and not check:
+        from attnrank.core.io import write_text
+
+        write_text(new, readme)
+    return new != text
+
+
+# ---------------------------------------------------------------------------------------------
+# Run times: benchmarks/results/summary.json and the README's time table (``make bench``)
+
+TIMES_START, TIMES_END = "<!-- times:start -->", "<!-- times:end -->"
+SUMMARY_KEYS = ("full_wall_s", "smoke_wall_s", "trainer_ratio", "trainer_gflops", "matmul_gflops",
+                "machine", "date")
+MACHINE_KEYS = ("cores", "cpu_model", "torch", "python")
+TRAINER_FAMILIES = ("surrogate", "attention", "table", "mlp", "dense")
+TARGETS = {"full_wall_s": 20 * 60, "smoke_wall_s": 2 * 60, "trainer_ratio": 3.0}
+
+
+def _wall(record: dict | None) -> float | None:
+    return float(record["wall_s"]) if record and record.get("ok", True) else None
+
+
+def build_summary(trainer: dict, smoke: dict | None, full: dict | None, date: str) -> dict:
+    """The summary record from the trainer benchmark (benchmarks/results/trainer.json) and the
+    pipeline wall-time records (pipeline_<scale>_wall.json, None when not recorded)."""
+    fams = {r["family"]: r for r in trainer["families"]}
+    mach = trainer["machine"]
+    summary = {
+        "full_wall_s": _wall(full),
+        "smoke_wall_s": _wall(smoke),
+        "trainer_ratio": {k: r["ratio"] for k, r in fams.items()},
+        "trainer_gflops": {k: r["vectorized_gflops"] for k, r in fams.items()},
+        "trainer_max_param_diff": {k: r["max_param_diff"] for k, r in fams.items()},
+        "trainer_max_output_diff": {k: r["max_output_diff"] for k, r in fams.items()
+                                    if "max_output_diff" in r},
+        "matmul_gflops": trainer["matmul_gflops"],
+        "machine": {k: mach.get(k) for k in MACHINE_KEYS} | {"threads": mach.get("threads"),
+                                                              "device": mach.get("device")},
+        "date": date,
+        "targets": dict(TARGETS),
+        "runs": {"trainer": {"date": trainer.get("date"), "repeats": trainer.get("repeats"),
+                             "steps": {k: r["steps"] for k, r in fams.items()},
+                             "models": {k: r["models"] for k, r in fams.items()}}},
+    }
+    for scale, rec in (("smoke", smoke), ("full", full)):
+        if rec:
+            summary["runs"][scale] = {k: rec.get(k) for k in ("date", "cores", "command", "git",
+                                                              "load_before", "load_after")}
+    check_summary(summary)
+    return summary
+
+
+def check_summary(summary: dict) -> None:
+    """Raise ValueError naming the first missing or malformed key of a summary record."""
+    for key in SUMMARY_KEYS:
+        if key not in summary:
+            raise ValueError(f"summary.json: missing key {key!r}")
+    for key in MACHINE_KEYS:
+        if key not in summary["machine"]:
+            raise ValueError(f"summary.json: machine lacks {key!r}")
+    for key in ("full_wall_s", "smoke_wall_s"):
+        if summary[key] is not None and not float(summary[key]) > 0:
+            raise ValueError(f"summary.json: {key} must be positive seconds or null")
+    if not isinstance(summary["trainer_ratio"], dict) or not summary["trainer_ratio"]:
+        raise ValueError("summary.json: trainer_ratio must map each model family to its ratio")
+
+
+def _minutes(seconds: float | None) -> str:
+    if seconds is None:
+        return "not recorded"
+    return f"{seconds / 60:.1f} min ({seconds:,.0f} s)"
+
+
+def _target_mark(ok: bool | None) -> str:
+    return "" if ok is None else (" ✓" if ok else " ✗")
+
+
+def times_section(summary: dict) -> str:
+    """The README's run-time table (without the markers) from a summary record."""
+    check_summary(summary)
+    mach, targets = summary["machine"], summary.get("targets", TARGETS)
+    runs = summary.get("runs", {})
+    lines = [f"Generated by `make bench` from `benchmarks/results/summary.json` ({summary['date']}); "
+             f"machine: {mach['cores']} cores, {mach['cpu_model']}, torch {mach['torch']}, "
+             f"Python {mach['python']}.", "",
+             "| what | measured | target | notes |", "| --- | --- | --- | --- |"]
+    for scale, key, how in (("smoke", "smoke_wall_s", "make bench"),
+                            ("full", "full_wall_s", "recorded by make reference")):
+        val, goal = summary[key], targets[key]
+        run = runs.get(scale, {})
+        ok = None if val is None else val <= goal
+        if val is None:
+            note = f"`python benchmarks/pipeline_wall.py --scale {scale}` records it"
+        else:
+            commit = ((run.get("git") or {}).get("commit") or "")[:7]
+            dirty = " + edits" if (run.get("git") or {}).get("dirty") else ""
+            load = run.get("load_before")
+            note = (f"whole `snakemake --cores {run.get('cores', '?')} --config scale={scale}` "
+                    f"in a fresh folder ({how}; {str(run.get('date', ''))[:10]}"
+                    + (f", {commit}{dirty}" if commit else "")
+                    + (f"; load average {load:.1f} at the start" if load is not None else "")
+                    + (f", {run['load_after']:.1f} at the end" if run.get("load_after") is not None
+                       else "") + ")")
+        lines.append(f"| {scale} pipeline (both papers, audit included) | {_minutes(val)}"
+                     f"{_target_mark(ok)} | ≤ {goal / 60:g} min | {note} |")
+    ratios, gflops = summary["trainer_ratio"], summary.get("trainer_gflops", {})
+    diffs = summary.get("trainer_max_param_diff", {})
+    out_diffs = summary.get("trainer_max_output_diff", {})
+    goal = targets["trainer_ratio"]
+    order = [f for f in TRAINER_FAMILIES if f in ratios] + sorted(set(ratios) - set(TRAINER_FAMILIES))
+    threads = mach.get("threads")
+    models = runs.get("trainer", {}).get("models", {})
+    for fam in order:
+        extra = [f"{models[fam]} models"] if fam in models else []
+        if fam in gflops:
+            extra.append(f"{gflops[fam]:.3g} GFLOP/s of matrix products vs "
+                         f"{summary['matmul_gflops']:.3g} for a large fp32 matmul")
+        if fam in out_diffs:
+            extra.append(f"max output difference {out_diffs[fam]:.1e}")
+        if fam in diffs:
+            extra.append(f"max parameter difference {diffs[fam]:.1e}")
+        lines.append(f"| vectorized trainer, {fam} | {ratios[fam]:.2f}× a loop of single models"
+                     f"{_target_mark(ratios[fam] >= goal)} | ≥ {goal:g}× | {'; '.join(extra)} |")
+    if threads is not None:
+        lines += ["", f"Trainer ratios: `benchmarks/trainer.py`, {threads} "
+                      f"thread{'s' if threads != 1 else ''}, same models, "
+                      "data and steps on both sides, alternating, min of repeats "
+                      "(`benchmarks/results/trainer.json`)."]
+    return "\n".join(lines)
+
+
+def update_times(readme: Path, summary_path: Path, check: bool = False) -> bool:
+    """Rewrite the time table of ``readme`` from ``summary_path``; True when it changed (with
+    ``check``, nothing is written)."""
+    import json
+
+    text = readme.read_text(encoding="utf-8")
+    summary = json.loads(summary_path.read_text(encoding="utf-8"))
+    new = render_readme(text, times_section(summary), TIMES_START, TIMES_END)
+    if new != text and not check:
+        from attnrank.core.io import write_text
+
+        write_text(new, readme)
+    return new != text
