@@ -131,9 +131,8 @@ def main(argv: list[str] | None = None) -> int:
                     help="run in this (new, empty) folder and keep it; default: a temp folder")
     ap.add_argument("--part", default=None,
                     help="only the figures named <part>_* and what they need (e.g. language)")
-    ap.add_argument("--forcerun-stale", action="store_true",
-                    help="with --here: pass what `attnrank stale` lists to snakemake --forcerun "
-                         "(make reference after make restore)")
+    ap.add_argument("--forcerun-stale", action="store_true",  # make reference after a restore
+                    help="with --here: snakemake --forcerun what `attnrank stale` lists")
     ap.add_argument("--out", type=Path, default=None,
                     help="default: benchmarks/results/pipeline_<scale>[_<part>]_wall.json")
     a = ap.parse_args(argv)

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import importlib
 from collections.abc import Callable
+from pathlib import Path
 from typing import Any
 
 import torch
@@ -32,7 +33,7 @@ CASES = {
 def job_params(case: str) -> tuple[str, dict[str, Any]]:
     """(step, params) of the case's smoke job with STEPS steps, logged every STEPS // 4."""
     step, wildcards = CASES[case]
-    plan = build_plan(load_config("config.yaml"), "smoke")
+    plan = build_plan(load_config(Path(__file__).resolve().parents[1] / "config.yaml"), "smoke")
     run = next(r for r in plan.runs if r.step == step
                and all(r.wildcards.get(k) == v for k, v in wildcards.items()))
     p = dict(run.params)

@@ -3,6 +3,7 @@ shapes and rank bounds, determinism of the tables, and the training job's config
 
 import copy
 import dataclasses
+from pathlib import Path
 
 import numpy as np
 import pandas as pd
@@ -170,7 +171,7 @@ def test_tidy_ranks_labels_every_estimator():
 
 
 def _config():
-    with open("config.yaml") as f:
+    with open(Path(__file__).resolve().parents[1] / "config.yaml") as f:
         return yaml.safe_load(f)
 
 

@@ -3,6 +3,7 @@ the chain closes down to the training jobs (sidecar-only), nothing is stale agai
 and no committed file holds a path of the machine that produced it."""
 
 import re
+import shutil
 import subprocess
 from pathlib import Path
 
@@ -27,10 +28,38 @@ def test_reference_passes_the_audit():
 
 def test_chain_reaches_the_training_jobs():
     manifest = load_manifest(REFERENCE)
-    only = set(manifest["sidecar_only"])
-    assert any(p.startswith("minip/train/") for p in only)
-    assert any(p.startswith("entropic/") for p in only)
+    every = set(manifest["sidecar_only"]) | set(manifest["files"])
+    for prefix in ("minip/train/", "entropic/", "language/train/"):
+        assert any(p.startswith(prefix) for p in every), prefix
     assert "claims.csv" in manifest["files"] and "figures/minip_witness.png" in manifest["files"]
+
+
+def test_the_reference_is_restorable_and_small():
+    """Everything a later run needs is in the reference (the training outputs too), and the
+    folder stays small enough to commit."""
+    manifest = load_manifest(REFERENCE)
+    assert any(p.startswith("minip/train/") and p.endswith("weights.npz")
+               for p in manifest["files"]), "training weights are published"
+    assert "figures/minip_witness.pdf" in manifest["files"]
+    size = sum(p.stat().st_size for p in REFERENCE.rglob("*") if p.is_file())
+    assert size < 60_000_000, f"results/reference is {size / 1e6:.1f} MB"
+
+
+def test_a_restored_reference_plans_nothing(tmp_path):
+    """A fresh clone: results/full restored from the reference is current, and Snakemake agrees
+    (`make restore` then `snakemake -n` plans no job)."""
+    from conftest import copy_repo, snakemake
+
+    from attnrank.publish.restore import restore_reference
+
+    copy_repo(tmp_path)
+    shutil.copytree(REFERENCE, tmp_path / "results" / "reference")
+    done = restore_reference(tmp_path / "results" / "reference", tmp_path / "results" / "full",
+                             load_config(ROOT / "config.yaml"))
+    assert not [r for r, why in done.left.items() if not why.startswith("sidecar-only")], done.left
+    res = snakemake(tmp_path, "-n", scale="full")
+    assert res.returncode == 0, res.stderr[-3000:]
+    assert "Nothing to be done" in res.stdout + res.stderr, (res.stdout + res.stderr)[-3000:]
 
 
 def test_no_committed_file_holds_a_machine_path():

@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import copy
 import dataclasses
+from pathlib import Path
 
 import pandas as pd
 import pytest
@@ -25,7 +26,7 @@ METRICS = ("train_loss", "test_mse", "test_sequence_accuracy", "test_worst_case_
 
 @pytest.fixture(scope="module")
 def config() -> dict:
-    return load_config("config.yaml")
+    return load_config(Path(__file__).resolve().parents[1] / "config.yaml")
 
 
 def _case(config: dict, experiment: str, instance: str, model: str,

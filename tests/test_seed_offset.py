@@ -5,6 +5,7 @@ parameters (and so every sidecar) record the offset."""
 from __future__ import annotations
 
 import io
+from pathlib import Path
 
 import pandas as pd
 import pytest
@@ -75,7 +76,7 @@ def test_entropic_offset_draws_other_teachers():
 
 
 def test_every_job_records_the_offset():
-    config = load_config("config.yaml") | {"seed_offset": 42}
+    config = load_config(Path(__file__).resolve().parents[1] / "config.yaml") | {"seed_offset": 42}
     for builder in (minip_jobs, entropic_jobs):
         for key, job in builder(config, "smoke").items():
             if key[0] in ("information_bound", "witness_families_table", "restarts_table"):

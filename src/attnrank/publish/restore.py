@@ -103,7 +103,7 @@ def restore_reference(reference: str | Path, run_dir: str | Path, config: Mappin
     files: dict[str, str] = manifest["files"]
     result = Restored(run_dir.as_posix())
     for rel in sorted(manifest["sidecar_only"]):
-        result.left[rel] = "sidecar-only in the reference (too large to publish)"
+        result.left[rel] = "sidecar-only in the reference (not published, so not restorable)"
     for rel in sorted(files):
         if rel in findings:
             f = findings[rel]
