@@ -110,6 +110,8 @@ def cpu_step(a: argparse.Namespace, step: str, job: Any, fn: StepFn, seed: dict[
 
 
 def train_step(a: argparse.Namespace, step: str, job: Any, fn: StepFn, first: str, what: str,
-              seed: dict[str, Any]) -> None:
+               seed: dict[str, Any]) -> None:
+    """A training step: ``TrainingStep`` around the wing's ``fn(job, device, control)``, the
+    checkpoint beside the output ``first``; ``what`` names the job in the log."""
     t = TrainingStep(a, step, job, first, what)
     t.finish(a, fn(job, t.device, t.checkpoint), seed)
