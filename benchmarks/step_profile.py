@@ -31,6 +31,8 @@ import torch
 from torch.profiler import profile
 
 from attnrank.minip.experiments.train import GroupedHeads, JobData, MinIPBatch, build_model, predict
+from attnrank.minip.families import job_groups
+from attnrank.minip.jobs import MinipTrainJob
 from attnrank.pipeline.plan import build_plan
 from attnrank.publish.audit import load_config
 
@@ -41,11 +43,10 @@ from trainer import machine  # noqa: E402  (the same machine record as the train
 
 def job_program(params: dict[str, Any]) -> tuple[JobData, GroupedHeads]:
     """The job's data and its grouped program, built as ``experiments.minip.run_job`` builds them."""
-    data = JobData(params, torch.device("cpu"))
-    heads = {f"kernel-r{r}": build_model("kernel", int(r), data, params, f"kernel-r{r}")
-             for r in params["ranks"]}
-    if params.get("dense", True):
-        heads["dense"] = build_model("dense", None, data, params, "dense")
+    job = MinipTrainJob.from_dict(params)
+    data = JobData(job, torch.device("cpu"))
+    heads = {g.tag: build_model(g, data, job, job.feature_map)
+             for g in job_groups(job.ranks, job.dense)}
     return data, GroupedHeads(heads)
 
 

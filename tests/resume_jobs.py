@@ -49,13 +49,20 @@ def job_params(case: str) -> tuple[str, dict[str, Any]]:
 
 def runner(step: str) -> Callable[..., Any]:
     """The experiment function a step's CLI command calls: (params, device, checkpoint)."""
-    if step == "minip_train":
-        return importlib.import_module("attnrank.minip.experiments.train").run_job
-    if step == "minip_capacity_train":
-        return importlib.import_module("attnrank.minip.experiments.capacity").run_capacity
-    if step == "minip_restarts_train":
-        return importlib.import_module("attnrank.minip.experiments.restarts").run_restarts
-    if step == "language_train":
-        return importlib.import_module("attnrank.language.experiments.train").run_job
-    exp = step.removeprefix("entropic_").removesuffix("_train")
-    return importlib.import_module(f"attnrank.entropic.experiments.{exp}").run_job
+    minip = {"minip_train": ("train", "run_job", "MinipTrainJob"),
+             "minip_capacity_train": ("capacity", "run_capacity", "MinipCapacityJob"),
+             "minip_restarts_train": ("restarts", "run_restarts", "MinipRestartsJob")}
+    if step in minip:  # typed: the job from its params
+        module, fn, job = minip[step]
+        run = getattr(importlib.import_module(f"attnrank.minip.experiments.{module}"), fn)
+        job_cls = getattr(importlib.import_module("attnrank.minip.jobs"), job)
+        return lambda params, *rest: run(job_cls.from_dict(params), *rest)
+    if step == "language_train":  # typed: the job from its params
+        from attnrank.language.jobs import LanguageTrainJob
+
+        run_job = importlib.import_module("attnrank.language.experiments.train").run_job
+        return lambda params, *rest: run_job(LanguageTrainJob.from_dict(params), *rest)
+    exp = step.removeprefix("entropic_").removesuffix("_train")  # typed: the job from its params
+    run_entropic = importlib.import_module(f"attnrank.entropic.experiments.{exp}").run_job
+    entropic_job = importlib.import_module("attnrank.entropic.jobs").TRAIN_JOBS[exp]
+    return lambda params, *rest: run_entropic(entropic_job.from_dict(params), *rest)

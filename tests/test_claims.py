@@ -13,7 +13,7 @@ from test_claims_verdicts import ACC, CAP, LAD, OOD, PRE, RVM, WIT, WORST, Table
 from attnrank.claims import CHECKS, FAIL, NOT_RUN, PASS, NotRun, evaluate_claims, write_claims
 from attnrank.core.claims import COLUMNS, sweep_text
 from attnrank.core.io import write_table
-from attnrank.core.quantities import crossing_rank, exact_transition
+from attnrank.minip.quantities import crossing_rank, exact_transition
 
 
 def test_crossing_rank_per_group_and_inf_when_never_reached():

@@ -1,5 +1,5 @@
 """TT-6 as a fit: the least-squares slope b of log2 r on m and its bootstrap interval over seeds
-(``attnrank.core.stats``), and the claim judged on synthetic rank-vs-m tables, both ways.
+(``attnrank.minip.growth``), and the claim judged on synthetic rank-vs-m tables, both ways.
 
 A synthetic table gives every (m, seed) the rank from which its head reaches the target: below
 it the accuracy is LOW, from it on HIGH (both reach 0.8; only HIGH reaches 0.9 and 0.95)."""
@@ -15,18 +15,18 @@ import pytest
 from claims_world import CONFIG, constructions, params
 
 from attnrank.claims import CHECKS
-from attnrank.core.quantities import crossing_rank
 from attnrank.core.seeding import numpy_rng
-from attnrank.core.stats import (
+from attnrank.core.stats import slope_interval
+from attnrank.minip.experiments.constructions import information_bound
+from attnrank.minip.growth import (
     accuracy_cube,
     bootstrap_medians,
     log2_rank_fit,
     rank_growth,
     seed_medians,
-    slope_interval,
     smallest_reaching,
 )
-from attnrank.minip.experiments.constructions import information_bound
+from attnrank.minip.quantities import crossing_rank
 
 RANKS = tuple(2**k for k in range(11))  # 1 … 1024
 MS = (6, 8, 10, 12, 14, 16)

@@ -196,7 +196,7 @@ def test_corpora_table_rows_and_headline(config, tmp_path, monkeypatch):
     job = language_jobs(config, "smoke")[(CORPORA, "")]
     assert LanguageCorporaJob.from_json(job.to_json()) == job
     assert corpus_files(job.to_dict()) == ["mine.txt"]
-    df = corpora_table(job.to_dict())
+    df = corpora_table(job)
     assert tuple(df.columns) == COLUMNS and list(df["corpus"]) == ["prose", "mine"]
     assert list(df["source"]) == ["builtin", "file"]
     assert (df["complexity"] == df["kgram_entropy_bits"]).all()

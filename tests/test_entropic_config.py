@@ -26,6 +26,20 @@ def test_shipped_entropic_config_passes_every_check(config):
     check_config(config["entropic"])
 
 
+def test_the_wings_names_are_the_configs_and_the_trainers(config):
+    """The identities declared once in entropic.jobs: the optimizers are core.train's, the ladder
+    rungs and the teacher values are the ones the config and its schema spell."""
+    from attnrank.core.train import OPTIMIZERS
+    from attnrank.entropic import jobs
+
+    assert jobs.OPTIMIZERS == OPTIMIZERS
+    for scale in config["entropic"]["scales"].values():
+        assert set(scale["ladder"]["rungs"]) <= set(jobs.RUNGS)
+    schema = yaml.safe_load(Path(SCHEMA).read_text())
+    values = schema["properties"]["entropic"]["properties"]["teacher_values"]["enum"]
+    assert tuple(values) == jobs.TEACHER_VALUES
+
+
 @pytest.mark.parametrize("exp", ["surrogate", "attention", "predict"])
 def test_r_star_above_min_n_d_is_refused_naming_the_key(config, exp):
     ent = config["entropic"]

@@ -2,17 +2,22 @@
 the reassociated linear attention, and permutation equivariance of the ladder rungs."""
 
 import math
+from dataclasses import replace
+from pathlib import Path
 
 import numpy as np
 import pytest
 import torch
+import yaml
 
 from attnrank.core.train import TrainConfig, train
-from attnrank.entropic.experiments.ladder import RUNGS, build_rung
+from attnrank.entropic.experiments.ladder import build_rung
+from attnrank.entropic.jobs import B0, B1, B1_POS, B2, B2_POS, B3, RUNGS, entropic_jobs
 from attnrank.entropic.models.attention import AttentionStudents, TransformerBlockStudents
 from attnrank.entropic.models.surrogate import SurrogateStudents, quad_stats
 
 N, D, E = 10, 4, 3
+CONFIG = Path(__file__).resolve().parents[1] / "config.yaml"
 
 
 def _gens(n, offset=0):
@@ -89,28 +94,29 @@ def test_attention_kernel_has_at_most_its_rank():
 
 
 def _rung(name, seed=0):
-    p = {"experiment": "t", "r_star": 2, "n_tokens": N, "d": D, "e": E, "init_std": 0.5, "positions": 3}
-    model = build_rung(name, p, [seed]).double()
-    if name.endswith("_pos"):  # learned positions start at init scale: make them clearly distinct
+    smoke = entropic_jobs(yaml.safe_load(CONFIG.read_text()), "smoke")[("ladder", name)]
+    job = replace(smoke, experiment="t", r_star=2, n_tokens=N, d=D, e=E, init_std=0.5, positions=3)
+    model = build_rung(name, job, [seed]).double()
+    if name in (B1_POS, B2_POS):  # learned positions start at init scale: make them clearly distinct
         with torch.no_grad():
             model.pos.normal_(0, 1.0, generator=torch.Generator().manual_seed(seed))
     return model
 
 
-@pytest.mark.parametrize("name", ["B1", "B2", "B3", "B1_pos", "B2_pos"])
+@pytest.mark.parametrize("name", [B1, B2, B3, B1_POS, B2_POS])
 def test_ladder_equivariance_without_positions_only(name):
     x = torch.randn(1, 3, N, D, dtype=torch.float64, generator=torch.Generator().manual_seed(5))
     perm = torch.randperm(N, generator=torch.Generator().manual_seed(6))
     model = _rung(name)
     out, out_perm = model(x), model(x[:, :, perm])
     equivariant = torch.allclose(out_perm, out[:, :, :, perm], rtol=1e-9, atol=1e-10)
-    assert equivariant == (not name.endswith("_pos"))
+    assert equivariant == (name not in (B1_POS, B2_POS))
 
 
 def test_b0_is_not_equivariant_and_every_rung_builds():
     for name in RUNGS:
         assert _rung(name) is not None
-    model = _rung("B0")
+    model = _rung(B0)
     x = torch.randn(1, 3, N, D, dtype=torch.float64)
     perm = torch.randperm(N)
     assert not torch.allclose(model(x[:, :, perm]), model(x)[:, :, :, perm])
@@ -119,5 +125,5 @@ def test_b0_is_not_equivariant_and_every_rung_builds():
 def test_b3_block_shapes_and_softmax_scaling():
     model = TransformerBlockStudents(2, N, D, E, 0.3, _gens(2))
     assert model(torch.randn(2, 4, N, D)).shape == (2, 1, 4, N, E)
-    b2 = _rung("B2")
+    b2 = _rung(B2)
     assert b2.scale == pytest.approx(1 / math.sqrt(D))

@@ -1,13 +1,18 @@
 """Paper A teachers and the Eckart–Young bound: exact rank r*, unit signal variance, the bound is
 the best rank-r excess (SVD truncation), and trained students never beat it beyond sampling noise."""
 
+from dataclasses import replace
+from pathlib import Path
+
 import numpy as np
 import pytest
 import torch
+import yaml
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from attnrank.entropic.experiments.surrogate import run_job as surrogate_job
+from attnrank.entropic.jobs import ADAM, entropic_jobs
 from attnrank.entropic.tasks.operators import (
     best_v,
     eckart_young_bound,
@@ -97,10 +102,12 @@ def test_no_rank_r_operator_beats_the_bound(seed, r):
 
 
 def test_trained_students_never_beat_the_bound_beyond_sampling_noise():
-    p = dict(experiment="t", instance="adam", optimizer="adam", r_star=[4], ranks=[1, 2, 3, 4, 8],
-             seeds=2, n_tokens=N, d=D, e=E, noise_var=0.1, spectrum="flat", init_std=1e-3, lr=0.01,
-             warmup=20, schedule="cosine", steps=300, log_every=100, n_train=128, eval_sequences=512)
-    df, _ = surrogate_job(p, torch.device("cpu"))
+    config = yaml.safe_load((Path(__file__).resolve().parents[1] / "config.yaml").read_text())
+    job = replace(entropic_jobs(config, "smoke")[("surrogate", ADAM)], experiment="t",
+                  r_star=(4,), ranks=(1, 2, 3, 4, 8), seeds=2, n_tokens=N, d=D, e=E, noise_var=0.1,
+                  spectrum="flat", init_std=1e-3, lr=0.01, warmup=20, schedule="cosine", steps=300,
+                  log_every=100, n_train=128, eval_sequences=512)
+    df, _ = surrogate_job(job, torch.device("cpu"))
     final = df[df["final"]]
     # population excess is exact: never below the bound (float32 training: tiny tolerance)
     assert (final["excess_population"] >= final["bound"] - 1e-5).all()

@@ -12,7 +12,14 @@ import torch
 import yaml
 
 from attnrank.core.io import write_table
-from attnrank.language.experiments.train import LOSS_COLUMNS, RANK_COLUMNS, run_job, tidy_ranks
+from attnrank.language.experiments.train import (
+    CONFIG_KEYS,
+    LOSS_COLUMNS,
+    RANK_COLUMNS,
+    config_columns,
+    run_job,
+    tidy_ranks,
+)
 from attnrank.language.jobs import TRAIN, LanguageTrainJob, language_jobs
 from attnrank.language.models import VOCAB, ByteTransformers, bits_per_byte
 from attnrank.pipeline.plan import build_plan
@@ -37,7 +44,7 @@ def _job(**over):
          "steps": 24, "lr": 0.01, "warmup": 0.1, "log_every": 8, "mixer_inputs": 8,
          "taus": list(TAUS)}
     p.update(over)
-    return LanguageTrainJob.from_dict(p).to_dict()
+    return LanguageTrainJob.from_dict(p)
 
 
 @pytest.mark.parametrize("mixers", [False, True])
@@ -117,6 +124,7 @@ def test_the_tables_have_their_columns_rows_and_steps(pair):
     static = ranks[ranks["matrix"] == "static"]
     assert static["value"].between(0, 16 / 2 + 1e-9).all()  # rank ≤ d_h = 8
     assert (ranks[ranks["matrix"] == "realized"]["value"] <= 16 + 1e-9).all()  # T = 16
+    assert tuple(config_columns(_job())) == CONFIG_KEYS
     assert (ranks[["d_model", "n_layers", "n_heads", "context", "steps"]].iloc[0].tolist()
             == [16, 1, 2, 16, 24])
     # at initialization the predictions are near uniform: ≈ 8 bits per byte; training lowers it
@@ -199,7 +207,7 @@ def test_heads_that_do_not_divide_the_width_are_refused_naming_the_key():
 
 
 def test_a_training_job_holds_exactly_its_corpus():
-    job = LanguageTrainJob.from_dict(_job())
+    job = _job()
     with pytest.raises(ValueError, match="exactly the corpus"):
         dataclasses.replace(job, corpus="prose")
 
@@ -217,7 +225,7 @@ def test_the_command_writes_both_tables_and_float64_weights_with_sidecars(tmp_pa
 
     out = {k: tmp_path / f"{k}.{ext}" for k, ext in (("ranks", "parquet"), ("loss", "parquet"),
                                                       ("weights", "npz"))}
-    args = ["language-train", "--params", json.dumps(_job(steps=4, log_every=2)), "--device", "cpu"]
+    args = ["language-train", "--params", _job(steps=4, log_every=2).to_json(), "--device", "cpu"]
     args += [a for k, p in out.items() for a in (f"--{k}", str(p))]
     assert main(args) == 0
     assert list(pd.read_parquet(out["loss"])["step"].unique()) == [0, 2, 4]
@@ -225,7 +233,7 @@ def test_the_command_writes_both_tables_and_float64_weights_with_sidecars(tmp_pa
         assert w["w_q_0"].dtype == np.float64 and w["w_q_0"].shape == (2, 16, 16)
     for p in out.values():
         assert p.with_name(p.name + ".prov.json").exists()
-    bad = _job()
+    bad = _job().to_dict()
     del bad["mixer_inputs"]
     assert main(["language-train", "--params", json.dumps(bad), "--device", "cpu"]
                 + [a for k, p in out.items() for a in (f"--{k}", str(p))]) == 2

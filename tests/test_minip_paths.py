@@ -15,6 +15,7 @@ from attnrank.minip.experiments.train import (
     id_batch,
     uses_vocab_path,
 )
+from attnrank.minip.jobs import MinipTrainJob, WitnessData
 from attnrank.minip.models import DenseAttention, KernelAttention, TokenIds, forward_bits
 from attnrank.minip.task import minip_targets, token_ids, token_vocab, witness_family
 
@@ -171,9 +172,11 @@ def test_grouped_training_equals_each_group_alone():
 
 def test_job_data_streams_the_same_tokens_on_either_path():
     """The witness job (vocabulary path) trains on exactly the witness family."""
-    params = {"experiment": "t", "instance": "x", "seeds": 2, "batch": 0, "eval_sequences": 16,
-              "data": {"kind": "witness", "blocks": 3, "width": 2}}
-    data = JobData(params, torch.device("cpu"))
+    job = MinipTrainJob(experiment="t", instance="x", seeds=2, seed_offset=0, lr=0.01,
+                        warmup=0.05, log_every=10, hidden=8, feature="exp", eval_sequences=16,
+                        batch=0, steps=10, ranks=(1,), dense=True, feature_map="table",
+                        data=WitnessData("witness", 3, 2))
+    data = JobData(job, torch.device("cpu"))
     assert data.vocab_path
     batch = data.batch_fn()(0)
     fam = witness_family(3, 2)

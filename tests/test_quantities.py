@@ -6,13 +6,12 @@ import pandas as pd
 import pytest
 
 from attnrank.core.quantities import (
-    crossing_rank,
     deviation_from_r_star,
     median_over_seeds,
     recovery_frontier,
     transition_ratios,
-    witness_lower_bound,
 )
+from attnrank.minip.quantities import crossing_rank, witness_lower_bound
 
 
 def test_crossing_rank_uses_the_median_over_seeds_of_kernel_heads():

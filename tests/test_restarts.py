@@ -55,9 +55,8 @@ def test_the_recipe_reproduces_the_training_jobs_final_metrics(config, experimen
     model does: same init, same batches, and on CPU the grouping (other ranks in the job, another
     seed count) leaves the arithmetic bit-identical."""
     job = _case(config, experiment, instance, model, (RestartVariant("lr_half", 0.5, 1),))
-    restarts = run_restarts(job.to_dict(), CPU)
-    train = job.train.to_dict()
-    original, _ = run_job(train, CPU)
+    restarts = run_restarts(job, CPU)
+    original, _ = run_job(job.train, CPU)
     ref = _rows(original, model)
     got = restarts[restarts["final"] & (restarts["variant"] == "original")].set_index("seed")
     assert list(got.index) == list(ref.index) == [0, 1]
@@ -71,11 +70,11 @@ def test_lr_factor_is_adam_at_the_scaled_lr_and_more_steps_continue_the_stream(c
     rounding); steps × 2 equals the job run at twice the steps (exactly: same init, same stream)."""
     job = _case(config, "rank_vs_m", "m8", "dense", (RestartVariant("lr_half", 0.5, 1),
                                                     RestartVariant("steps_double", 1.0, 2)))
-    restarts = run_restarts(job.to_dict(), CPU)
+    restarts = run_restarts(job, CPU)
     fin = restarts[restarts["final"]].set_index(["variant", "seed"])
-    train = job.train.to_dict() | {"ranks": [], "dense": True}
-    half = _rows(run_job(train | {"lr": train["lr"] / 2}, CPU)[0], "dense")
-    double = _rows(run_job(train | {"steps": 2 * STEPS}, CPU)[0], "dense")
+    train = dataclasses.replace(job.train, ranks=(), dense=True)
+    half = _rows(run_job(dataclasses.replace(train, lr=train.lr / 2), CPU)[0], "dense")
+    double = _rows(run_job(dataclasses.replace(train, steps=2 * STEPS), CPU)[0], "dense")
     for seed in (0, 1):
         for col in ("train_loss", "test_mse"):
             assert fin.loc[("lr_half", seed), col] == pytest.approx(half.loc[seed, col], rel=1e-4)

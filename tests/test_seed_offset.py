@@ -15,18 +15,19 @@ from attnrank.core.seeding import seed_indices
 from attnrank.entropic.experiments.predict import run_job as predict_job
 from attnrank.entropic.jobs import entropic_jobs
 from attnrank.minip.experiments.train import run_job
-from attnrank.minip.jobs import minip_jobs
+from attnrank.minip.jobs import MinipTrainJob, minip_jobs
 from attnrank.publish.audit import load_config
 
 CPU = torch.device("cpu")
 
 
-def _minip(offset: int) -> dict:
-    return {"experiment": "t", "instance": "x", "seeds": 2, "seed_offset": offset, "ranks": [1, 2],
+def _minip(offset: int) -> MinipTrainJob:
+    return MinipTrainJob.from_dict({
+            "experiment": "t", "instance": "x", "seeds": 2, "seed_offset": offset, "ranks": [1, 2],
             "dense": True, "lr": 1e-2, "warmup": 0.05, "log_every": 10, "hidden": 8,
             "feature": "exp", "eval_sequences": 128, "batch": 32, "steps": 10,
             "feature_map": "table",
-            "data": {"kind": "random", "n_tokens": 3, "m": 6, "tokens": "fixed_weight"}}
+            "data": {"kind": "random", "n_tokens": 3, "m": 6, "tokens": "fixed_weight"}})
 
 
 def _parquet_bytes(df: pd.DataFrame) -> bytes:
@@ -36,10 +37,10 @@ def _parquet_bytes(df: pd.DataFrame) -> bytes:
 
 
 def test_seed_indices_shift_by_the_offset():
-    assert seed_indices({"seeds": 3}) == [0, 1, 2]
-    assert seed_indices({"seeds": 3, "seed_offset": 100}) == [100, 101, 102]
+    assert seed_indices(3, 0) == [0, 1, 2]
+    assert seed_indices(3, 100) == [100, 101, 102]
     with pytest.raises(ValueError, match="seed_offset"):
-        seed_indices({"seeds": 3, "seed_offset": -1})
+        seed_indices(3, -1)
 
 
 def test_minip_offset_gives_other_numbers_and_the_same_offset_the_same_bytes():
@@ -63,12 +64,14 @@ def test_offset_one_overlaps_offset_zero_on_shared_seed_indices():
 
 
 def test_entropic_offset_draws_other_teachers():
-    p = dict(experiment="predict", instance="linear", seed_offset=0, teacher={"kind": "linear", "beta": 1.0},
-             r_star=[2], S=[64], seeds=1, mixer_inputs=16, chunk=64, n_tokens=32, d=16, e=16,
-             noise_var=0.1, spectrum="flat", decay=0.7, taus=[0.05], calibration_sequences=256)
-    a = predict_job(p)[0]
-    b = predict_job(p)[0]
-    c = predict_job(p | {"seed_offset": 7})[0]
+    config = load_config(Path(__file__).resolve().parents[1] / "config.yaml")
+    smoke = entropic_jobs(config, "smoke")[("predict", "linear")]  # N = 32, d = e = 16, linear
+    job = smoke.from_dict(smoke.to_dict() | dict(seed_offset=0, r_star=[2], S=[64], seeds=1,
+                                                 mixer_inputs=16, chunk=64, taus=[0.05],
+                                                 calibration_sequences=256))
+    a = predict_job(job)[0]
+    b = predict_job(job)[0]
+    c = predict_job(job.from_dict(job.to_dict() | {"seed_offset": 7}))[0]
     assert _parquet_bytes(a) == _parquet_bytes(b)
     assert set(c["seed"]) == {7}
     num = a.select_dtypes("number").drop(columns=["seed"]).to_numpy()

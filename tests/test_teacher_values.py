@@ -5,6 +5,7 @@ other choice only where EB-7, EB-8, EB-9 and EB-12 need it, and those claims rep
 (verdict on the config's), pass and fail both ways on synthetic tables."""
 
 import copy
+from dataclasses import replace
 from pathlib import Path
 
 import numpy as np
@@ -88,11 +89,17 @@ def test_operator_teacher_signal_variance_is_one_under_both_values(values, kind,
     assert np.mean(clean**2) == pytest.approx(1.0, abs=0.04)
 
 
+def _attention_job(**changes) -> jobs.AttentionJob:
+    """The smoke plan's headline softmax attention job, changed."""
+    config = yaml.safe_load((ROOT / "config.yaml").read_text())
+    return replace(jobs.entropic_jobs(config, "smoke")[("attention", "softmax_b1")],
+                   teacher=jobs.Teacher(jobs.SOFTMAX, 1.0), **changes)
+
+
 def test_the_two_values_of_one_seed_share_every_other_draw():
     def job(values, instance):
-        return dict(experiment="attention", instance=instance, teacher={"kind": "softmax", "beta": 1.0},
-                    n_tokens=N, d=D, e=E, noise_var=0.1, calibration_sequences=256,
-                    teacher_values=values)
+        return _attention_job(experiment="attention", instance=instance, n_tokens=N, d=D, e=E,
+                              noise_var=0.1, calibration_sequences=256, teacher_values=values)
 
     a = make_teacher(job("orthonormal", "softmax_b1"), 4, 0)
     b = make_teacher(job("gaussian", "softmax_b1_gaussian"), 4, 0)
@@ -110,11 +117,12 @@ def test_evaluating_less_often_leaves_the_final_rows_unchanged():
 
     from attnrank.entropic.experiments.attention import run_job
 
-    p = dict(experiment="attention", instance="softmax_b1_gaussian", teacher_values="gaussian",
-             teacher={"kind": "softmax", "beta": 1.0}, r_star=[2], ranks=[1, 2, 4], seeds=2,
-             n_tokens=8, d=4, e=4, noise_var=0.1, calibration_sequences=64, init_std=1e-3, lr=0.01,
-             warmup=5, schedule="cosine", steps=30, log_every=10, n_train=16, eval_sequences=32)
-    every, once = (run_job(dict(p, log_every=k), torch.device("cpu"))[0] for k in (10, 30))
+    job = _attention_job(experiment="attention", instance="softmax_b1_gaussian",
+                         teacher_values="gaussian", r_star=(2,), ranks=(1, 2, 4), seeds=2,
+                         n_tokens=8, d=4, e=4, noise_var=0.1, calibration_sequences=64,
+                         init_std=1e-3, lr=0.01, warmup=5, schedule="cosine", steps=30,
+                         n_train=16, eval_sequences=32, chunk=0)
+    every, once = (run_job(replace(job, log_every=k), torch.device("cpu"))[0] for k in (10, 30))
     assert len(every) == 3 * len(once)
     final = every[every["final"]].reset_index(drop=True)
     assert final.equals(once.reset_index(drop=True))

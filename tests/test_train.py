@@ -6,6 +6,7 @@ import torch
 
 from attnrank.core.train import TrainConfig, resolve_device, train
 from attnrank.minip.experiments.train import _mse, bits_batch, run_job
+from attnrank.minip.jobs import MinipTrainJob
 from attnrank.minip.models import DenseAttention, KernelAttention
 from attnrank.minip.task import sample_sequences, token_vocab
 
@@ -74,10 +75,11 @@ def _job(kind="random"):
     data = {"kind": "random", "n_tokens": 3, "m": 6, "tokens": "fixed_weight"}
     if kind == "witness":
         data = {"kind": "witness", "blocks": 3, "width": 2}
-    return {"experiment": "t", "instance": "x", "seeds": 2, "ranks": [1, 2], "dense": True,
-            "lr": 1e-2, "warmup": 0.05, "log_every": 10, "hidden": 8, "feature": "exp",
-            "eval_sequences": 256, "batch": 0 if kind == "witness" else 64, "steps": 20,
-            "feature_map": "table", "data": data}
+    return MinipTrainJob.from_dict({
+        "experiment": "t", "instance": "x", "seeds": 2, "seed_offset": 0, "ranks": [1, 2],
+        "dense": True, "lr": 1e-2, "warmup": 0.05, "log_every": 10, "hidden": 8, "feature": "exp",
+        "eval_sequences": 256, "batch": 0 if kind == "witness" else 64, "steps": 20,
+        "feature_map": "table", "data": data})
 
 
 @pytest.mark.parametrize("kind", ["random", "witness"])

@@ -5,6 +5,7 @@ diagnostic on a trained job, TT-4's per-family sweep both ways, and the figure."
 from __future__ import annotations
 
 import copy
+import dataclasses
 import math
 from pathlib import Path
 
@@ -34,7 +35,9 @@ from attnrank.minip.experiments.witness_families import (
 from attnrank.minip.jobs import (
     WITNESS_FAMILIES,
     WITNESS_FAMILIES_TABLE,
+    MinipTrainJob,
     WitnessFamiliesTableJob,
+    WitnessFamilySource,
     family_sources,
     minip_jobs,
     witness_family_grid,
@@ -255,17 +258,17 @@ def _train_tiny(tmp_path: Path, blocks: int, width: int) -> tuple[Path, Path]:
               "feature": "exp", "eval_sequences": 16, "batch": 0, "steps": 20, "ranks": [1, 3],
               "dense": True, "feature_map": "table",
               "data": {"kind": "witness", "blocks": blocks, "width": width}}
-    metrics, weights = run_job(params, torch.device("cpu"))
+    metrics, weights = run_job(MinipTrainJob.from_dict(params), torch.device("cpu"))
     d = tmp_path / f"K{blocks}w{width}"
     return write_table(metrics, d / "metrics.parquet"), write_npz(weights, d / "weights.npz")
 
 
 def test_table_step_rebuilds_the_heads_of_a_trained_job(tmp_path):
     paths = [p for kw in ((3, 2), (4, 2)) for p in _train_tiny(tmp_path, *kw)]
-    job = {"families": [{"blocks": 3, "width": 2, "experiment": WITNESS_FAMILIES,
-                         "instance": "K3w2"},
-                        {"blocks": 4, "width": 2, "experiment": WITNESS_FAMILIES,
-                         "instance": "K4w2"}], "feature": "exp", "worst_case_cutoff": CUT}
+    job = WitnessFamiliesTableJob(
+        families=(WitnessFamilySource(3, 2, WITNESS_FAMILIES, "K3w2"),
+                  WitnessFamilySource(4, 2, WITNESS_FAMILIES, "K4w2")),
+        feature="exp", worst_case_cutoff=CUT)
     table, summary = witness_families_tables([str(p) for p in paths], job)
     assert len(table) == 2 * 2 * 2  # families × kernel ranks × seeds: the dense head left out
     assert set(table["rank"]) == {1, 3} and (table["r_lb"] == 2).all()
@@ -277,7 +280,8 @@ def test_table_step_rebuilds_the_heads_of_a_trained_job(tmp_path):
     # the weights of another family are refused: they do not answer the job's metrics
     swapped = [paths[0], paths[3]]
     with pytest.raises(ValueError, match="K=3, w=2"):
-        witness_families_tables([str(p) for p in swapped], {**job, "families": job["families"][:1]})
+        witness_families_tables([str(p) for p in swapped],
+                                dataclasses.replace(job, families=job.families[:1]))
 
 
 # ---- TT-4 with the sweep -----------------------------------------------------------------------

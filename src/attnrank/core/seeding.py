@@ -34,16 +34,16 @@ def numpy_rng(*parts: str | int) -> np.random.Generator:
     return np.random.default_rng(seed_sequence(*parts))
 
 
-def seed_indices(params: dict) -> list[int]:
+def seed_indices(seeds: int, seed_offset: int) -> list[int]:
     """The seed indices of a job: ``seed_offset, …, seed_offset + seeds − 1``.
 
-    ``seed_offset`` (config, default 0) shifts every seed index, so a run with another offset draws
-    a disjoint set of teachers, data and initializations (a held-out run); offset 0 is the reference.
+    ``seed_offset`` (config, 0 for the reference) shifts every seed index, so a run with another
+    offset draws a disjoint set of teachers, data and initializations (a held-out run).
     """
-    offset, n = int(params.get("seed_offset", 0)), int(params["seeds"])
-    if offset < 0 or n < 1:
-        raise ValueError(f"seed_offset must be ≥ 0 and seeds ≥ 1, got seed_offset={offset}, seeds={n}")
-    return list(range(offset, offset + n))
+    if seed_offset < 0 or seeds < 1:
+        raise ValueError(f"seed_offset must be ≥ 0 and seeds ≥ 1, got seed_offset={seed_offset}, "
+                         f"seeds={seeds}")
+    return list(range(seed_offset, seed_offset + seeds))
 
 
 def torch_seed(*parts: str | int) -> int:

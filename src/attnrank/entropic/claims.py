@@ -43,14 +43,29 @@ from attnrank.core.quantities import (
     recovery_frontier,
     transition_ratios,
 )
-from attnrank.entropic.jobs import other_values
+from attnrank.entropic.jobs import (
+    ADAM,
+    B0,
+    B1,
+    B1_POS,
+    B2,
+    B2_POS,
+    B3,
+    E1,
+    E2,
+    E2_DEBIASED,
+    LINEAR,
+    MIXER,
+    SOFTMAX,
+    other_values,
+)
 
 Tables = Mapping[str, pd.DataFrame]
 
 
 def _adam(tables: Tables) -> pd.DataFrame:
     df = need(tables, "entropic_surrogate")
-    return df[df["optimizer"] == "adam"]
+    return df[df["optimizer"] == ADAM]
 
 
 @claim("EB-1", "A", ('entropic_surrogate',),
@@ -117,7 +132,7 @@ def eb4(tables: Tables, p: dict[str, Any], v: Values) -> Outcome:
     df = need(tables, "entropic_surrogate")
     n = int(p["entropic"]["n_tokens"])
     top = df[df["rank"] == n]
-    adam = top[top["optimizer"] == "adam"]
+    adam = top[top["optimizer"] == ADAM]
     if adam.empty:
         raise NotRun(f"no Adam student with r = N = {n}")
     taus = [float(t) for t in p["entropic"]["taus"]]
@@ -125,7 +140,7 @@ def eb4(tables: Tables, p: dict[str, Any], v: Values) -> Outcome:
     for opt, part in sorted(top.groupby("optimizer")):
         for r_star, g in sorted(part.groupby("r_star")):
             reff = float(g[ENERGY_EFFECTIVE_RANK].median())
-            if opt == "adam":
+            if opt == ADAM:
                 ok &= abs(reff - r_star) <= tol
             nums = {t: float(g[numerical_rank(t)].median()) for t in taus}
             parts.append(f"{opt} r*={r_star}: R̃_eff {fmt(reff)}, numerical rank "
@@ -151,15 +166,15 @@ def _ladder(tables: Tables) -> pd.DataFrame:
 def eb5(tables: Tables, p: dict[str, Any], v: Values) -> Outcome:
     floor, least = float(v["noise_floor"]), float(v["min_ratio"])
     piv = _ladder(tables)
-    missing = [m for m in ("B0", "B1", "B2", "B3") if m not in piv.columns]
+    missing = [m for m in (B0, B1, B2, B3) if m not in piv.columns]
     if missing:
         raise NotRun(f"ladder rungs {missing} were not run")
-    b0_ok = bool((piv["B0"] <= floor).all())
-    ratios = {m: piv[m] / piv["B0"] for m in ("B1", "B2", "B3")}
+    b0_ok = bool((piv[B0] <= floor).all())
+    ratios = {m: piv[m] / piv[B0] for m in (B1, B2, B3)}
     ok = b0_ok and all(bool((r >= least).all()) for r in ratios.values())
     med = piv.median()
-    measured = ("median excess " + ", ".join(f"{m}:{fmt(float(med[m]))}" for m in ("B0", "B1", "B2", "B3"))
-                + f" (B0: {seeds_of(piv['B0'] <= floor, 'at the floor')}); min over seeds of "
+    measured = ("median excess " + ", ".join(f"{m}:{fmt(float(med[m]))}" for m in (B0, B1, B2, B3))
+                + f" (B0: {seeds_of(piv[B0] <= floor, 'at the floor')}); min over seeds of "
                 "excess / B0's: " + ", ".join(f"{m}:{fmt(float(r.min()))} "
                                               f"({seeds_of(r >= least, f'≥ {least:g}')})"
                                               for m, r in ratios.items()))
@@ -173,12 +188,12 @@ def eb5(tables: Tables, p: dict[str, Any], v: Values) -> Outcome:
 def eb6(tables: Tables, p: dict[str, Any], v: Values) -> Outcome:
     floor = float(v["noise_floor"])
     piv = _ladder(tables)
-    if "B1_pos" not in piv.columns:
+    if B1_POS not in piv.columns:
         raise NotRun("B1 with positions was not run")
-    worst = float(piv["B1_pos"].max())
-    other = (f"; B2 with positions: median {fmt(float(piv['B2_pos'].median()))}"
-             if "B2_pos" in piv.columns else "")
-    at_floor = seeds_of(piv["B1_pos"] <= floor, "at the floor")
+    worst = float(piv[B1_POS].max())
+    other = (f"; B2 with positions: median {fmt(float(piv[B2_POS].median()))}"
+             if B2_POS in piv.columns else "")
+    at_floor = seeds_of(piv[B1_POS] <= floor, "at the floor")
     return (worst <= floor, f"B1 with positions: max excess over seeds {fmt(worst)} ({at_floor})"
             + other,
             f"≤ {floor:g} on every seed", "softmax with positions can only realize row-stochastic "
@@ -247,12 +262,12 @@ BOTH_VALUES = "; verdict on the configured teacher values V*, the other V* repor
        "excess(r*−1)/excess(r*) ≥ {min_ratio:g}" + BOTH_VALUES)
 def eb7(tables: Tables, p: dict[str, Any], v: Values) -> Outcome:
     return _both_values(tables, p, "entropic_attention",
-                        lambda df: _attention_bound(df, "linear", None, v))
+                        lambda df: _attention_bound(df, LINEAR, None, v))
 
 
 def _eb8(df: pd.DataFrame, v: Values) -> Outcome:
     beta = float(v["headline_beta"])
-    passed, measured, threshold, note, _ = _attention_bound(df, "softmax", beta, v)
+    passed, measured, threshold, note, _ = _attention_bound(df, SOFTMAX, beta, v)
     return Outcome(passed, f"β = {beta:g}: " + measured, threshold, note)
 
 
@@ -267,8 +282,8 @@ def eb8(tables: Tables, p: dict[str, Any], v: Values) -> Outcome:
 def _eb9(df: pd.DataFrame, v: Values) -> Outcome:
     """EB-9 on one attention table."""
     beta = float(v["headline_beta"])
-    lin = median_over_seeds(_teacher(df, "linear", None), ["r_star", "rank"], EXCESS)
-    soft = _teacher(df, "softmax", None)
+    lin = median_over_seeds(_teacher(df, LINEAR, None), ["r_star", "rank"], EXCESS)
+    soft = _teacher(df, SOFTMAX, None)
     head = median_over_seeds(soft[np.isclose(soft["beta"], beta)], ["r_star", "rank"], EXCESS)
     keys = [k for k in head.index if k[1] < k[0] and k in lin.index]
     if not keys:
@@ -315,11 +330,11 @@ def eb10(tables: Tables, p: dict[str, Any], v: Values) -> Outcome:
     col = numerical_rank(tau)
     ok, parts, others = True, [], []
     for (kind, b), part in sorted(top.groupby(["teacher", "beta"])):
-        headline = kind == "linear" or np.isclose(b, beta)
+        headline = kind == LINEAR or np.isclose(b, beta)
         for r_star, g in sorted(part.groupby("r_star")):
             num, reff = float(g[col].median()), float(g[ENERGY_EFFECTIVE_RANK].median())
             good = num == r_star and abs(reff - r_star) <= tol
-            text = (f"{kind}{'' if kind == 'linear' else f' β={b:g}'} r*={r_star}: numerical "
+            text = (f"{kind}{'' if kind == LINEAR else f' β={b:g}'} r*={r_star}: numerical "
                     f"{fmt(num)}, R̃_eff {fmt(reff)}")
             if headline:
                 ok &= good
@@ -338,7 +353,7 @@ def _predict(tables: Tables | pd.DataFrame, kind: str, estimator: str, v: Values
     predict table (``tables`` is the run's tables, or one predict table itself)."""
     df = tables if isinstance(tables, pd.DataFrame) else need(tables, "entropic_predict")
     df = df[(df["estimator"] == estimator) & (df["teacher"] == kind)]
-    if kind == "softmax":
+    if kind == SOFTMAX:
         df = df[np.isclose(df["beta"], float(v["headline_beta"]))]
     if df.empty:
         raise NotRun(f"no {estimator} rows for a {kind} teacher")
@@ -350,7 +365,7 @@ def _predict(tables: Tables | pd.DataFrame, kind: str, estimator: str, v: Values
        "K̂ equal r* (R̃_eff within ±{rank_tolerance:g}) for every r* at every S ≥ {min_sequences}")
 def eb11(tables: Tables, p: dict[str, Any], v: Values) -> Outcome:
     tol, tau = float(v["rank_tolerance"]), float(v["headline_tau"])
-    df = _predict(tables, "linear", "E1", v)
+    df = _predict(tables, LINEAR, E1, v)
     df = df[df["S"] >= int(v["min_sequences"])]
     col = numerical_rank(tau)
     num = median_over_seeds(df, ["S", "r_star"], col)
@@ -367,7 +382,7 @@ def eb11(tables: Tables, p: dict[str, Any], v: Values) -> Outcome:
 def _eb12(table: pd.DataFrame, v: Values) -> Outcome:
     """EB-12 on one predict table; the debiased E2 at the largest S as the note."""
     tol = float(v["rank_tolerance"])
-    df = _predict(table, "linear", "E2", v)
+    df = _predict(table, LINEAR, E2, v)
     sizes = sorted(df["S"].unique())
     if len(sizes) < 2:
         raise NotRun("fewer than two S in the grid")
@@ -378,7 +393,7 @@ def _eb12(table: pd.DataFrame, v: Values) -> Outcome:
                 + ", ".join(f"{int(s)}:{fmt(float(v))}" for s, v in dev.items())
                 + f"; numerical rank at S={int(sizes[-1])}: "
                 + ", ".join(f"r*={int(r)}:{fmt(float(v))}" for r, v in num.items()))
-    deb = _predict(table, "linear", "E2_debiased", v)
+    deb = _predict(table, LINEAR, E2_DEBIASED, v)
     deb_reff = median_over_seeds(deb[deb["S"] == deb["S"].max()], ["r_star"], ENERGY_EFFECTIVE_RANK)
     note = ("debiased E2 (per-sequence OLS, noise Gram removed) at the largest S, median R̃_eff: "
             + ", ".join(f"r*={int(r)}:{fmt(float(v))}" for r, v in deb_reff.items()))
@@ -414,7 +429,7 @@ def _saturates(df: pd.DataFrame, tau: float, div: float) -> tuple[bool, pd.Serie
        "{spread_divisor:g}) while R̃_eff stays monotone in r*")
 def eb13(tables: Tables, p: dict[str, Any], v: Values) -> Outcome:
     tau, div = float(v["saturation_tau"]), float(v["spread_divisor"])
-    df = _predict(tables, "softmax", "E1", v)
+    df = _predict(tables, SOFTMAX, E1, v)
     df = df[df["S"] == df["S"].max()]
     reff = median_over_seeds(df, ["r_star"], ENERGY_EFFECTIVE_RANK)
     if len(reff) < 2:
@@ -428,7 +443,7 @@ def eb13(tables: Tables, p: dict[str, Any], v: Values) -> Outcome:
                 + ", ".join(f"{int(k)}:{fmt(float(v))}" for k, v in reff.items()))
     sweep = sweep_text({f"τ={t:g}": _saturates(df, t, div)[0] and mono for t in _taus(p, tau)},
                        f"τ={tau:g}")
-    e2 = _predict(tables, "softmax", "E2", v)
+    e2 = _predict(tables, SOFTMAX, E2, v)
     e2 = e2[e2["S"] == e2["S"].max()]
     e2_num = median_over_seeds(e2, ["r_star"], numerical_rank(tau))
     note = (f"E2 (V unknown) at the largest S, numerical rank (τ={tau:g}) / R̃_eff by r*: "
@@ -461,7 +476,7 @@ def _energy_bias(df: pd.DataFrame, tol: float) -> tuple[bool, str]:
 def eb13b(tables: Tables, p: dict[str, Any], v: Values) -> Outcome:
     tol, beta = float(v["rank_tolerance"]), float(v["headline_beta"])
     df = need(tables, "entropic_predict")
-    df = df[(df["teacher"] == "softmax") & (df["estimator"] == "E1")]
+    df = df[(df["teacher"] == SOFTMAX) & (df["estimator"] == E1)]
     by_beta = {float(b): _energy_bias(part, tol) for b, part in sorted(df.groupby("beta"))}
     head = [b for b in by_beta if np.isclose(b, beta)]
     if not head:
@@ -501,8 +516,8 @@ def _mixer_level(soft: pd.DataFrame, tau: float, div: float,
 def eb14(tables: Tables, p: dict[str, Any], v: Values) -> Outcome:
     tau, div = float(v["saturation_tau"]), float(v["growth_divisor"])
     band = tuple(float(b) for b in v["level_band"])
-    soft = _predict(tables, "softmax", "mixer", v)
-    lin = _predict(tables, "linear", "mixer", v)
+    soft = _predict(tables, SOFTMAX, MIXER, v)
+    lin = _predict(tables, LINEAR, MIXER, v)
     ent = median_over_seeds(soft, ["r_star"], ENTROPY_EFFECTIVE_RANK)
     lin_ent = median_over_seeds(lin, ["r_star"], ENTROPY_EFFECTIVE_RANK)
     if len(ent) < 3:

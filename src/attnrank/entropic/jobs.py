@@ -19,16 +19,33 @@ from typing import Any, ClassVar
 
 from attnrank.core.job import Job, part
 
+# The wing's identities, each spelled once here (standard library only, so the workflow, the claims
+# and the figures import them without torch); the models, tasks, experiments, claims and figures
+# use them by name.
+# Attention teachers and students (A3, A4, ladder rungs B1, B2): the mixer X K Xᵀ or its softmax.
+LINEAR, SOFTMAX = "linear", "softmax"
+KINDS = (LINEAR, SOFTMAX)
+# A1's optimizers (core.train's names): Adam, and plain GD early-stopped on validation MSE.
+ADAM, GD = "adam", "gd"
+OPTIMIZERS = (ADAM, GD)
+# A2's ladder rungs (module docstring of experiments.ladder); ``_pos``: learned positional features.
+B0, B1, B2, B3 = "B0", "B1", "B2", "B3"
+POSITIONS_SUFFIX = "_pos"
+B1_POS, B2_POS = B1 + POSITIONS_SUFFIX, B2 + POSITIONS_SUFFIX
+RUNGS = (B0, B1, B2, B3, B1_POS, B2_POS)
+# A4's data-only estimators of r* (entropic.predict).
+E1, E2, E2_DEBIASED, MIXER = "E1", "E2", "E2_debiased", "mixer"
+ESTIMATORS = (E1, E2, E2_DEBIASED, MIXER)
+# V*'s shape, config entropic.teacher_values (tasks.operators.value_map): Haar orthonormal columns
+# (the default) or iid N(0, 1/d) entries.
+ORTHONORMAL, GAUSSIAN = "orthonormal", "gaussian"
+TEACHER_VALUES = (ORTHONORMAL, GAUSSIAN)
+
 
 @dataclass(frozen=True)
 class Teacher:
-    kind: str  # linear | softmax
-    beta: float
-
-
-# V*'s shape, config entropic.teacher_values (the same tuple as tasks.operators.TEACHER_VALUES;
-# a test checks): Haar orthonormal columns (default) or iid N(0, 1/d) entries.
-TEACHER_VALUES = ("orthonormal", "gaussian")
+    kind: str  # LINEAR | SOFTMAX
+    beta: float  # ‖K*‖_F, the logit scale (1 for the linear teacher)
 
 
 @dataclass(frozen=True)
@@ -47,7 +64,7 @@ class _Task(Job):
     decay: float
     taus: tuple[float, ...]
     calibration_sequences: int
-    teacher_values: str  # V*: orthonormal | gaussian
+    teacher_values: str  # V*: ORTHONORMAL | GAUSSIAN
 
 
 @dataclass(frozen=True)
@@ -58,7 +75,7 @@ class _Trained(_Task):
     lr: float
     init_std: float
     seeds: int
-    warmup: int
+    warmup: float  # steps (≥ 1) or a fraction of the steps (< 1); 0 for GD
     schedule: str
     n_train: int
     steps: int
@@ -69,14 +86,14 @@ class _Trained(_Task):
 class SurrogateJob(_Trained):
     """A1: every rank × r* × seed of the linear surrogate with one optimizer."""
 
-    optimizer: str
+    optimizer: str  # ADAM | GD
     r_star: tuple[int, ...]
     ranks: tuple[int, ...]
 
 
 @dataclass(frozen=True)
 class LadderJob(_Trained):
-    """A2: one rung of the interpolation ladder, every seed."""
+    """A2: one rung of the interpolation ladder (``instance``, one of RUNGS), every seed."""
 
     r_star: int
     positions: int
@@ -158,7 +175,7 @@ def entropic_config_problems(ent: dict[str, Any]) -> list[str]:
         adam_steps |= {f"{where}.{exp}.steps": int(g[exp]["steps"])
                        for exp in ("surrogate", "ladder", "attention")}
     # Adam's warm-up in steps (≥ 1) must end before the shortest Adam run does
-    warmup = ent["adam"]["warmup"]
+    warmup = ent[ADAM]["warmup"]
     if adam_steps and warmup >= 1:
         key = min(adam_steps, key=adam_steps.__getitem__)
         if warmup >= adam_steps[key]:
@@ -179,13 +196,19 @@ def beta_tag(beta: float) -> str:
     return f"{beta:g}".replace(".", "p")
 
 
+def teacher_name(teacher: Teacher) -> str:
+    """A teacher's instance name: ``linear``, or ``softmax_b<β>`` (e.g. softmax_b1, softmax_b0p5)."""
+    return LINEAR if teacher.kind == LINEAR else f"{SOFTMAX}_b{beta_tag(teacher.beta)}"
+
+
+LINEAR_TEACHER = Teacher(LINEAR, 1.0)
+
+
 def entropic_teachers(ent: dict[str, Any], scale: str, experiment: str) -> dict[str, Teacher]:
     """Teacher instances of A3 ("attention") or A4 ("predict"): name → teacher."""
     g = ent["scales"][scale][experiment]
-    out = {"linear": Teacher("linear", 1.0)}
-    for b in g["betas"]:
-        out[f"softmax_b{beta_tag(b)}"] = Teacher("softmax", float(b))
-    return out
+    teachers = [LINEAR_TEACHER] + [Teacher(SOFTMAX, float(b)) for b in g["betas"]]
+    return {teacher_name(t): t for t in teachers}
 
 
 def other_values(values: str) -> str:
@@ -198,8 +221,8 @@ def other_values(values: str) -> str:
 
 def headline_teachers(ent: dict[str, Any]) -> dict[str, Teacher]:
     """The teachers EB-7 … EB-9 judge: linear, and softmax at the headline β (name → teacher)."""
-    beta = float(ent["headline_beta"])
-    return {"linear": Teacher("linear", 1.0), f"softmax_b{beta_tag(beta)}": Teacher("softmax", beta)}
+    teachers = [LINEAR_TEACHER, Teacher(SOFTMAX, float(ent["headline_beta"]))]
+    return {teacher_name(t): t for t in teachers}
 
 
 def _task(ent: dict[str, Any], experiment: str, instance: str) -> dict[str, Any]:
@@ -211,16 +234,17 @@ def _task(ent: dict[str, Any], experiment: str, instance: str) -> dict[str, Any]
 
 
 def _trained(ent: dict[str, Any], scale: str, experiment: str, instance: str,
-             optimizer: str = "adam") -> dict[str, Any]:
+             optimizer: str = ADAM) -> dict[str, Any]:
     g = ent["scales"][scale]
     s = g[experiment]
-    opt = ent["adam"] if optimizer == "adam" else ent["gd"]
+    opt = ent[optimizer]  # the config blocks entropic.adam and entropic.gd
+    adam = optimizer == ADAM
     # plain GD: constant step size, no warm-up
-    warmup, schedule = (opt["warmup"], opt["schedule"]) if optimizer == "adam" else (0, "constant")
+    warmup, schedule = (opt["warmup"], opt["schedule"]) if adam else (0, "constant")
     return dict(_task(ent, experiment, instance), eval_sequences=ent["eval_sequences"],
                 lr=opt["lr"], init_std=opt["init_std"], seeds=g["seeds"], warmup=warmup,
                 schedule=schedule, n_train=s["n_train"], log_every=s["log_every"],
-                steps=s["steps"] if optimizer == "adam" else s["gd_steps"])
+                steps=s["steps"] if adam else s["gd_steps"])
 
 
 def entropic_jobs(config: dict[str, Any], scale: str) -> dict[tuple[str, str], Job]:
@@ -229,11 +253,11 @@ def entropic_jobs(config: dict[str, Any], scale: str) -> dict[tuple[str, str], J
     ent = config["entropic"] | {"seed_offset": config["seed_offset"]}
     g = ent["scales"][scale]
     jobs: dict[tuple[str, str], Job] = {}
-    for opt in ("adam", "gd"):
+    for opt in OPTIMIZERS:
         s = g["surrogate"]
         jobs[("surrogate", opt)] = SurrogateJob(
             **_trained(ent, scale, "surrogate", opt, opt), optimizer=opt,
-            r_star=tuple(s["r_star"]), ranks=tuple(s["ranks"] if opt == "adam" else s["gd_ranks"]))
+            r_star=tuple(s["r_star"]), ranks=tuple(s["ranks"] if opt == ADAM else s["gd_ranks"]))
     for rung in g["ladder"]["rungs"]:
         jobs[("ladder", rung)] = LadderJob(
             **_trained(ent, scale, "ladder", rung), r_star=g["ladder"]["r_star"],
@@ -258,8 +282,8 @@ def entropic_jobs(config: dict[str, Any], scale: str) -> dict[tuple[str, str], J
         jobs[("attention", inst)] = AttentionJob(
             **(_trained(alt, scale, "attention", inst) | {"log_every": s["steps"]}), teacher=teacher,
             r_star=tuple(s["r_star"]), ranks=tuple(s["ranks"]), chunk=ent["attention_chunk"])
-    s, inst = g["predict"], f"linear_{other}"
+    s, inst = g["predict"], f"{teacher_name(LINEAR_TEACHER)}_{other}"
     jobs[("predict", inst)] = PredictJob(
-        **_task(alt, "predict", inst), teacher=Teacher("linear", 1.0), r_star=tuple(s["r_star"]),
+        **_task(alt, "predict", inst), teacher=LINEAR_TEACHER, r_star=tuple(s["r_star"]),
         S=tuple(s["S"]), seeds=s["seeds"], mixer_inputs=s["mixer_inputs"], chunk=256)
     return jobs

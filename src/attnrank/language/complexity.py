@@ -9,16 +9,23 @@ corpora and complexity").
   (strongly so once the (k+1)-grams are not all seen many times, i.e. large k), and blind beyond
   k bytes of context.
 - ``vocabulary_size``: the number of distinct bytes.
+
+The measures' names (``MEASURES``, the corpora table's columns and what a headline may name) are
+declared here; standard library only at import time (``attnrank.language.jobs`` imports them
+while the workflow plans), numpy is imported where bytes are counted.
 """
 
 from __future__ import annotations
 
 import lzma
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-import numpy as np
+if TYPE_CHECKING:
+    import numpy as np
 
-MEASURES = ("lzma_bits_per_byte", "kgram_entropy_bits")  # the measures a headline may name
+LZMA_BITS_PER_BYTE = "lzma_bits_per_byte"
+KGRAM_ENTROPY_BITS = "kgram_entropy_bits"
+MEASURES = (LZMA_BITS_PER_BYTE, KGRAM_ENTROPY_BITS)  # the measures a headline may name
 
 _LZMA_FILTERS = [{"id": lzma.FILTER_LZMA2, "preset": 9 | lzma.PRESET_EXTREME}]
 
@@ -37,6 +44,8 @@ def lzma_bits_per_byte(data: bytes) -> float:
 
 def _entropy_bits(rows: np.ndarray) -> float:
     """Plug-in entropy (bits) of the empirical distribution of the rows of ``rows`` (n, w) uint8."""
+    import numpy as np
+
     if rows.shape[1] == 0:
         return 0.0
     keys = np.ascontiguousarray(rows).view(np.dtype((np.void, rows.shape[1]))).ravel()
@@ -52,6 +61,8 @@ def kgram_conditional_entropy(data: bytes, k: int) -> float:
         raise ValueError(f"kgram_k must be ≥ 0, got {k}")
     if len(data) <= k:
         raise ValueError(f"a corpus of {len(data)} bytes has no {k + 1}-grams")
+    import numpy as np
+
     x = np.frombuffer(data, dtype=np.uint8)
     windows = np.lib.stride_tricks.sliding_window_view(x, k + 1)  # (n − k, k + 1)
     h = _entropy_bits(windows) - _entropy_bits(windows[:, :k])
@@ -60,6 +71,8 @@ def kgram_conditional_entropy(data: bytes, k: int) -> float:
 
 def vocabulary_size(data: bytes) -> int:
     """The number of distinct byte values in data."""
+    import numpy as np
+
     return int(np.unique(np.frombuffer(data, dtype=np.uint8)).size)
 
 
@@ -67,6 +80,6 @@ def corpus_complexity(data: bytes, k: int) -> dict[str, Any]:
     """Every measure of one corpus: n_bytes, lzma_bits_per_byte, kgram_entropy_bits (at k),
     kgram_k, vocab_size."""
     _nonempty(data)
-    return {"n_bytes": len(data), "lzma_bits_per_byte": lzma_bits_per_byte(data),
-            "kgram_entropy_bits": kgram_conditional_entropy(data, k), "kgram_k": int(k),
+    return {"n_bytes": len(data), LZMA_BITS_PER_BYTE: lzma_bits_per_byte(data),
+            KGRAM_ENTROPY_BITS: kgram_conditional_entropy(data, k), "kgram_k": int(k),
             "vocab_size": vocabulary_size(data)}

@@ -37,11 +37,20 @@ import sysconfig
 from collections.abc import Callable, Iterable
 from functools import cache
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-BUILTIN_CORPORA: tuple[str, ...] = ("prose", "code", "prose_words_shuffled",
-                                    "prose_chars_shuffled", "templated")
-SOURCES = ("builtin", "file")
+if TYPE_CHECKING:
+    from attnrank.language.jobs import CorpusSource
+
+PROSE = "prose"
+CODE = "code"
+WORDS_SHUFFLED = "prose_words_shuffled"
+CHARS_SHUFFLED = "prose_chars_shuffled"
+TEMPLATED = "templated"
+BUILTIN_CORPORA: tuple[str, ...] = (PROSE, CODE, WORDS_SHUFFLED, CHARS_SHUFFLED, TEMPLATED)
+BUILTIN = "builtin"  # a corpus's source: a builtin corpus of BUILTIN_CORPORA
+FILE = "file"  # a corpus's source: a user text file
+SOURCES = (BUILTIN, FILE)
 # directory names whose files the code corpus skips (test suites, installed third-party packages)
 SKIP_DIRS = frozenset({"test", "tests", "idle_test", "site-packages", "__pycache__"})
 
@@ -104,7 +113,7 @@ def _words_shuffled(prose: bytes) -> bytes:
 
     parts = re.split(rb"(\s+)", prose)  # even indices: words (maybe empty at the ends)
     words = parts[0::2]
-    order = numpy_rng(*_seed_parts("prose_words_shuffled")).permutation(len(words))
+    order = numpy_rng(*_seed_parts(WORDS_SHUFFLED)).permutation(len(words))
     parts[0::2] = [words[i] for i in order]
     return b"".join(parts)
 
@@ -115,7 +124,7 @@ def _chars_shuffled(prose: bytes) -> bytes:
     from attnrank.core.seeding import numpy_rng
 
     chars = prose.decode("utf-8")
-    order = numpy_rng(*_seed_parts("prose_chars_shuffled")).permutation(len(chars))
+    order = numpy_rng(*_seed_parts(CHARS_SHUFFLED)).permutation(len(chars))
     return "".join(chars[i] for i in order).encode("utf-8")
 
 
@@ -124,7 +133,7 @@ def _templated(max_bytes: int) -> bytes:
     uniformly from its vocabulary in ``_WORDS`` (seeded), until at least max_bytes bytes."""
     from attnrank.core.seeding import numpy_rng
 
-    rng = numpy_rng(*_seed_parts("templated"))
+    rng = numpy_rng(*_seed_parts(TEMPLATED))
     width = max(len(t) for t in _TEMPLATES)
     lines: list[str] = []
     total = 0
@@ -143,15 +152,15 @@ def _templated(max_bytes: int) -> bytes:
 
 def _builtin(builtin: str, max_bytes: int) -> bytes:
     """A builtin corpus cut to its first max_bytes bytes."""
-    if builtin == "prose":
+    if builtin == PROSE:
         return _prose()[:max_bytes]
-    if builtin == "code":
+    if builtin == CODE:
         return _code(max_bytes)[:max_bytes]
-    if builtin == "prose_words_shuffled":
+    if builtin == WORDS_SHUFFLED:
         return _words_shuffled(_prose()[:max_bytes])[:max_bytes]
-    if builtin == "prose_chars_shuffled":
+    if builtin == CHARS_SHUFFLED:
         return _chars_shuffled(_prose()[:max_bytes])[:max_bytes]
-    if builtin == "templated":
+    if builtin == TEMPLATED:
         return _templated(max_bytes)[:max_bytes]
     raise ValueError(f"unknown builtin corpus {builtin!r}; expected one of {', '.join(BUILTIN_CORPORA)}")
 
@@ -179,7 +188,7 @@ def _source(name: str, language: dict[str, Any]) -> tuple[str, str]:
         raise ValueError(f"language.corpora.{name}: expected {{builtin: <name>}} or "
                          f"{{file: <path>}}, got {spec!r}")
     kind, value = next(iter(spec.items()))
-    if kind == "builtin" and value not in BUILTIN_CORPORA:
+    if kind == BUILTIN and value not in BUILTIN_CORPORA:
         raise ValueError(f"language.corpora.{name}.builtin: unknown builtin {value!r}; expected "
                          f"one of {', '.join(BUILTIN_CORPORA)}")
     if not isinstance(value, str) or not value:
@@ -206,14 +215,25 @@ def _read_file(name: str, path: str, max_bytes: int) -> bytes:
     return head
 
 
+def _load(name: str, kind: str, value: str, max_bytes: int) -> bytes:
+    if kind == BUILTIN:
+        return _cached_builtin(value, max_bytes)
+    if kind == FILE:
+        return _read_file(name, value, max_bytes)
+    raise ValueError(f"corpus {name!r}: unknown source {kind!r}; expected one of {', '.join(SOURCES)}")
+
+
 def load_corpus(name: str, language: dict[str, Any]) -> bytes:
     """The bytes of corpus ``name`` of config ``language`` (config["language"]): built (builtin)
     or read (file), cut to ``language["max_bytes"]``. Byte-exact across runs."""
-    max_bytes = int(language["max_bytes"])
     kind, value = _source(name, language)
-    if kind == "builtin":
-        return _cached_builtin(value, max_bytes)
-    return _read_file(name, value, max_bytes)
+    return _load(name, kind, value, int(language["max_bytes"]))
+
+
+def load_source(source: CorpusSource, max_bytes: int) -> bytes:
+    """The bytes of a job's corpus ``source``, cut to ``max_bytes``: the same bytes as
+    ``load_corpus`` of the config entry the source was made from."""
+    return _load(source.name, source.source, source.ref, max_bytes)
 
 
 def corpus_source(name: str, language: dict[str, Any]) -> str:
@@ -249,7 +269,7 @@ def check_corpora(language: dict[str, Any], names: Iterable[str], where: str = "
                          f"({', '.join(corpora) or 'none'})")
     for name in names:
         kind, value = _source(name, language)
-        if kind != "file":
+        if kind != FILE:
             continue
         n = len(_read_file(name, value, int(language["max_bytes"])))
         if n < min_bytes:

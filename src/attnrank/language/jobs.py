@@ -10,8 +10,8 @@ train and validation parts hold a window of ``context + 1`` bytes.
 Jobs (key → job): ``(CORPORA, "")`` the corpora table (``language_corpora`` step) and
 ``(TRAIN, corpus)`` one training job per corpus of the scale (``language_train`` step; the rank
 estimators' τs are ``entropic.taus``, the seeds honour ``seed_offset``). Standard library only (the
-workflow imports this module while it parses the Snakefile; ``attnrank.language.corpora`` is
-standard library at import time).
+workflow imports this module while it parses the Snakefile; ``attnrank.language.corpora`` and
+``attnrank.language.complexity`` are standard library at import time).
 """
 
 from __future__ import annotations
@@ -20,17 +20,17 @@ from dataclasses import dataclass
 from typing import Any, ClassVar
 
 from attnrank.core.job import Job, part
-from attnrank.language.corpora import check_corpora, corpus_source
+from attnrank.language.complexity import MEASURES
+from attnrank.language.corpora import FILE, check_corpora, corpus_source
 
 CORPORA = "corpora"  # language_jobs' key of the corpora-table job
-# the complexity measures a headline may name (the same tuple as complexity.MEASURES; a test checks)
-HEADLINES = ("lzma_bits_per_byte", "kgram_entropy_bits")
+HEADLINES = MEASURES  # the complexity measures a headline may name
 
 
 @dataclass(frozen=True)
 class CorpusSource:
-    """Where corpus ``name`` comes from: ``source`` ``builtin`` (``ref`` is the builtin's name) or
-    ``file`` (``ref`` is the path, relative to the repository root)."""
+    """Where corpus ``name`` comes from: ``source`` ``corpora.BUILTIN`` (``ref`` is the builtin's
+    name) or ``corpora.FILE`` (``ref`` is the path, relative to the repository root)."""
 
     name: str
     source: str
@@ -52,12 +52,6 @@ class _CorporaKeys(Job):
     val_fraction: float
 
     _nested: ClassVar[dict[str, Any]] = {"corpora": _sources}
-
-    def language(self) -> dict[str, Any]:
-        """The job's corpora as a ``language`` config block (what ``tasks.corpora.load_corpus``
-        reads)."""
-        return {"corpora": {c.name: {c.source: c.ref} for c in self.corpora},
-                "max_bytes": self.max_bytes, "val_fraction": self.val_fraction}
 
 
 @dataclass(frozen=True)
@@ -114,9 +108,9 @@ def corpus_sources(language: dict[str, Any], names: list[str]) -> tuple[CorpusSo
 
 
 def corpus_files(params: dict[str, Any]) -> list[str]:
-    """The user files a job (its params, as JSON) reads: the rule lists them as inputs, so an
-    edited file reruns the job."""
-    return [c["ref"] for c in params.get("corpora", []) if c["source"] == "file"]
+    """The user files a job (its params, as JSON: the workflow's side of the boundary) reads: the
+    rule lists them as inputs, so an edited file reruns the job."""
+    return [c.ref for c in _sources(params["corpora"], "corpora") if c.source == FILE]
 
 
 def min_corpus_bytes(context: int, val_fraction: float) -> int:

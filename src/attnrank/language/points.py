@@ -21,6 +21,17 @@ import pandas as pd
 
 KEYS = ["corpus", "seed"]
 
+# the ranks table's matrices (``matrix``) and estimators (``estimator``): declared here, written by
+# ``experiments.train``, read by the claims and figures
+STATIC = "static"  # the static kernel W_Q^h (W_K^h)ᵀ
+REALIZED = "realized"  # the realized mixer: causal attention averaged over held-out windows
+MATRICES = (STATIC, REALIZED)
+R_EFF = "r_eff"  # energy effective rank R̃_eff
+ENTROPY = "entropy"
+STABLE = "stable"
+NUMERICAL = "numerical"  # the numerical rank at a τ (the only estimator with a tau)
+ESTIMATORS = (R_EFF, ENTROPY, STABLE, NUMERICAL)
+
 
 class Measure(NamedTuple):
     """One rank measure of ``language_ranks``: the matrix, the estimator and τ (NaN unless
@@ -33,16 +44,16 @@ class Measure(NamedTuple):
     @property
     def label(self) -> str:
         """E.g. "static R̃_eff", "realized numerical rank τ=0.01"."""
-        names = {"r_eff": "R̃_eff", "entropy": "entropy rank", "stable": "stable rank",
-                 "numerical": "numerical rank"}
+        names = {R_EFF: "R̃_eff", ENTROPY: "entropy rank", STABLE: "stable rank",
+                 NUMERICAL: "numerical rank"}
         name = names.get(self.estimator, self.estimator)
-        tau = f" τ={self.tau:g}" if self.estimator == "numerical" else ""
+        tau = f" τ={self.tau:g}" if self.estimator == NUMERICAL else ""
         return f"{self.matrix} {name}{tau}"
 
 
-HEADLINE = Measure("static", "r_eff")
-_MATRICES = {"static": 0, "realized": 1}
-_ESTIMATORS = {"r_eff": 0, "entropy": 1, "stable": 2, "numerical": 3}
+HEADLINE = Measure(STATIC, R_EFF)
+_MATRICES = {m: i for i, m in enumerate(MATRICES)}
+_ESTIMATORS = {e: i for i, e in enumerate(ESTIMATORS)}
 
 
 def measures(ranks: pd.DataFrame) -> list[Measure]:
@@ -51,7 +62,7 @@ def measures(ranks: pd.DataFrame) -> list[Measure]:
     combos = ranks[["matrix", "estimator", "tau"]].drop_duplicates()
     uniq: dict[str, Measure] = {}  # by label: NaN τ makes equal measures unequal tuples
     for m, e, t in combos.itertuples(index=False):
-        measure = Measure(m, e, float(t) if e == "numerical" else math.nan)
+        measure = Measure(m, e, float(t) if e == NUMERICAL else math.nan)
         uniq.setdefault(measure.label, measure)
     return sorted(uniq.values(), key=lambda m: (_MATRICES.get(m.matrix, 9),
                                                 _ESTIMATORS.get(m.estimator, 9),
@@ -62,7 +73,7 @@ def measures(ranks: pd.DataFrame) -> list[Measure]:
 def select(ranks: pd.DataFrame, measure: Measure) -> pd.DataFrame:
     """The rows of ``ranks`` of ``measure``."""
     sel = (ranks["matrix"] == measure.matrix) & (ranks["estimator"] == measure.estimator)
-    if measure.estimator == "numerical":
+    if measure.estimator == NUMERICAL:
         sel &= np.isclose(ranks["tau"].astype(float), measure.tau)
     return ranks[sel]
 

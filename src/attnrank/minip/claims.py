@@ -29,14 +29,15 @@ from attnrank.core.columns import (
     TEST_WORST_CASE_ERROR,
     WORST_CASE_ERROR,
 )
-from attnrank.core.quantities import (
+from attnrank.core.quantities import median_over_seeds
+from attnrank.minip.families import DENSE
+from attnrank.minip.growth import Growth, log2_rank_fit, rank_growth
+from attnrank.minip.quantities import (
     crossing_rank,
     exact_transition,
     kernel_rows,
-    median_over_seeds,
     witness_lower_bound,
 )
-from attnrank.core.stats import Growth, log2_rank_fit, rank_growth
 from attnrank.minip.restarts import claim_sentences
 from attnrank.minip.witness_sweep import family_summary, tracking_text
 
@@ -96,7 +97,7 @@ def tt2(tables: Tables, p: dict[str, Any], v: Values) -> Outcome:
 def tt3(tables: Tables, p: dict[str, Any], v: Values) -> Outcome:
     df = need(tables, "minip_rank_vs_m")
     n = int(v["n_tokens"])
-    dense = df[(df["model"] == "dense") & (df["n_tokens"] == n)]
+    dense = df[(df["model"] == DENSE) & (df["n_tokens"] == n)]
     if dense.empty:
         raise NotRun(f"no dense model at N = {n}")
     exact = float(v["exact_accuracy"])
@@ -107,7 +108,7 @@ def tt3(tables: Tables, p: dict[str, Any], v: Values) -> Outcome:
         f"m={m}: {seeds_of(acc >= exact, 'exact')} (min {fmt(acc.min())})" for m, acc in by_m)
     note = "" if ok else ("dense below exact on some seed: see the note on dense training steps "
                           "in docs/methods.md, Min-IP training")
-    note = _with_restarts(note, tables, "rank_vs_m", "dense")
+    note = _with_restarts(note, tables, "rank_vs_m", DENSE)
     return ok, measured, f"≥ {exact} on every seed", note
 
 
@@ -244,7 +245,7 @@ def tt5(tables: Tables, p: dict[str, Any], v: Values) -> Outcome:
     cross = crossing_rank(df, target, "instance").reindex(order)
     values = cross.to_numpy()
     moves_up = bool(np.all(np.diff(values) >= 0) and values[-1] > values[0])
-    dense = df[df["model"] == "dense"]
+    dense = df[df["model"] == DENSE]
     dense_acc = {k: dense[dense["instance"] == k][TEST_SEQUENCE_ACCURACY] for k in order}
     dense_ok = all(len(a) and bool((a >= exact).all()) for a in dense_acc.values())
     measured = ("crossing r by scale: " + ", ".join(f"{k}:{fmt(v)}" for k, v in cross.items())
@@ -253,7 +254,7 @@ def tt5(tables: Tables, p: dict[str, Any], v: Values) -> Outcome:
                                           for k, a in dense_acc.items()))
     return moves_up and dense_ok, measured, \
         f"crossing of {target} non-decreasing and rising; dense ≥ {exact} on every seed", \
-        _with_restarts("inf = no rank in the grid crossed", tables, "ood", "dense")
+        _with_restarts("inf = no rank in the grid crossed", tables, "ood", DENSE)
 
 
 def _tt6_statement(v: Values) -> str:

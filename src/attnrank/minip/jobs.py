@@ -12,6 +12,7 @@ from math import comb
 from typing import Any, ClassVar
 
 from attnrank.core.job import Job, part
+from attnrank.minip.families import job_groups
 
 
 @dataclass(frozen=True)
@@ -484,7 +485,7 @@ def restart_jobs(config: dict[str, Any], scale: str, jobs: dict[tuple[str, str],
         if not isinstance(train, MinipTrainJob):
             known = sorted(i for k, i in jobs if k == exp)
             raise ValueError(f"{at}.instance: {exp} at scale {scale} trains {known}, not {inst!r}")
-        trained = (["dense"] if train.dense else []) + [f"r{k}" for k in train.ranks]
+        trained = [g.name for g in job_groups(train.ranks, train.dense)]
         if model not in trained:
             raise ValueError(f"{at}.model: {exp}/{inst} trains {trained}, not {model!r}")
         claim, metric, rule, key = RESTART_CRITERIA[exp]

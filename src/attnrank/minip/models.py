@@ -14,12 +14,14 @@ readout ŷ_i = ⟨W_A x_i + b_A, o_i⟩ + w_c·x_i + c₀.
 from __future__ import annotations
 
 import math
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
 
 import torch
 from torch import nn
 from torch.nn import functional as F
 
+from attnrank.minip.families import DENSE, KERNEL, Group
 from attnrank.minip.task import bit_codes
 
 FEATURE_MAPS = ("table", "mlp")
@@ -441,3 +443,39 @@ def dense_construction(m: int, beta: float = 20.0) -> DenseAttention:
         model.w_k.copy_(eye)
     _set_readout(model, 1.0, 0.0)
     return model
+
+
+@dataclass(frozen=True)
+class HeadOptions:
+    """What a job sets for its kernel heads: the feature map (``table``/``mlp``), the mlp width
+    and the feature (``exp``/``softplus``); the vocabulary (V, m) for table features."""
+
+    feature_map: str
+    hidden: int
+    feature: str
+    vocab: torch.Tensor | None
+
+
+def _kernel_head(group: Group, m: int, gens: Sequence[torch.Generator], o: HeadOptions
+                 ) -> MinIPHead:
+    return KernelAttention(m, int(group.rank), gens, feature_map=o.feature_map, vocab=o.vocab,
+                           hidden=o.hidden, feature=o.feature)
+
+
+def _dense_head(group: Group, m: int, gens: Sequence[torch.Generator], o: HeadOptions
+                ) -> MinIPHead:
+    return DenseAttention(m, gens)
+
+
+# family (minip.families) → builder: the one place a family's name meets its model class
+HEADS: dict[str, Callable[[Group, int, Sequence[torch.Generator], HeadOptions], MinIPHead]] = {
+    KERNEL: _kernel_head,
+    DENSE: _dense_head,
+}
+
+
+def build_head(group: Group, m: int, gens: Sequence[torch.Generator], options: HeadOptions
+               ) -> MinIPHead:
+    """The head of one group for M = len(gens) models on m-bit tokens (model k's parameters from
+    gens[k] only)."""
+    return HEADS[group.family](group, m, gens, options)

@@ -15,7 +15,7 @@ import numpy as np
 import pandas as pd
 
 from attnrank.core.columns import TEST_WORST_CASE_ERROR
-from attnrank.core.quantities import witness_lower_bound
+from attnrank.minip.quantities import witness_lower_bound
 
 FAMILY = ["blocks", "width"]
 PREDICTORS = {"K": "blocks", "min(K, w)": "r_lb"}  # what a transition may follow → summary column

@@ -18,15 +18,18 @@ from attnrank.core.rank import (
     stable_rank,
 )
 from attnrank.core.train import TrainConfig
+from attnrank.entropic.jobs import ADAM, AttentionJob, LadderJob, PredictJob, SurrogateJob
 
 RANK_COLUMNS = ("energy_effective_rank", "entropy_effective_rank", "stable_rank")
 
+TrainedJob = SurrogateJob | LadderJob | AttentionJob
+EntropicJob = SurrogateJob | LadderJob | AttentionJob | PredictJob
 
-def train_config(p: dict[str, Any], optimizer: str = "adam") -> TrainConfig:
-    """The recipe: lr, warm-up steps, schedule and steps from a job's parameters."""
-    return TrainConfig(steps=int(p["steps"]), lr=float(p["lr"]), warmup=float(p["warmup"]),
-                       schedule=str(p.get("schedule", "cosine")), optimizer=optimizer,
-                       log_every=int(p["log_every"]))
+
+def train_config(job: TrainedJob, optimizer: str = ADAM) -> TrainConfig:
+    """The recipe: lr, warm-up steps, schedule and steps of a trained job."""
+    return TrainConfig(steps=job.steps, lr=job.lr, warmup=float(job.warmup), schedule=job.schedule,
+                       optimizer=optimizer, log_every=job.log_every)
 
 
 def rank_metrics(matrices: torch.Tensor, taus: Sequence[float] = TAUS,
@@ -52,24 +55,22 @@ def model_labels(insts: Sequence[tuple[int, int]], ranks: Sequence[int]) -> list
             for r_star, seed in insts for r in ranks]
 
 
-def config_columns(p: dict[str, Any]) -> dict[str, Any]:
-    """The config values that produced a row, as table columns."""
-    keys = ("n_tokens", "d", "e", "noise_var", "init_std", "lr", "warmup", "steps", "n_train",
-            "spectrum", "teacher_values")
-    return {k: p[k] for k in keys if k in p}
+def config_columns(job: EntropicJob) -> dict[str, Any]:
+    """The config values that produced a row, as table columns (a predict job trains nothing: no
+    recipe columns)."""
+    recipe = {} if isinstance(job, PredictJob) else {
+        "init_std": job.init_std, "lr": job.lr, "warmup": job.warmup, "steps": job.steps,
+        "n_train": job.n_train}
+    return {"n_tokens": job.n_tokens, "d": job.d, "e": job.e, "noise_var": job.noise_var,
+            **recipe, "spectrum": job.spectrum, "teacher_values": job.teacher_values}
 
 
-def teacher_values(p: dict[str, Any]) -> str:
-    """V*'s shape of a job's teachers (config ``entropic.teacher_values``; orthonormal by default)."""
-    return str(p.get("teacher_values", "orthonormal"))
-
-
-def seed_instance(p: dict[str, Any]) -> str:
+def seed_instance(job: AttentionJob | PredictJob) -> str:
     """The instance name a job's random draws are keyed by: ``instance`` without the suffix
     ``_<teacher_values>`` that names a job run under the other teacher values (e.g. "linear_gaussian"
     → "linear"). Such a job and its default twin share K*, data, noise and initializations; V* comes
     from the same Gaussian draw and differs only in shape (a paired comparison)."""
-    return str(p["instance"]).removesuffix(f"_{teacher_values(p)}")
+    return job.instance.removesuffix(f"_{job.teacher_values}")
 
 
 def to_tensor(a: np.ndarray, device: torch.device) -> torch.Tensor:

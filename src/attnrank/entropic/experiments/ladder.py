@@ -11,15 +11,14 @@ Rungs (one job each; every seed of a rung trains as one vectorized program):
 Every rung of a seed sees the same teacher, training set and held-out set (seeded by
 (experiment, "rstar<r*>", seed index, role)), so rungs differ only in the model.
 
-Parameters: experiment, instance (= rung), r_star (one int), seeds, n_tokens, d, e, noise_var,
-spectrum, decay, teacher_values, positions (p), init_std, lr, warmup, schedule, steps, log_every, n_train,
-eval_sequences.
+Parameters: a ``LadderJob`` (``instance`` = the rung, one of ``jobs.RUNGS``; r_star one int;
+positions p).
 """
 
 from __future__ import annotations
 
 import math
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 import numpy as np
 import pandas as pd
@@ -31,41 +30,58 @@ from attnrank.core.train import train
 from attnrank.entropic.experiments.attention import chunked_errors, chunked_mse
 from attnrank.entropic.experiments.common import config_columns, to_tensor, train_config
 from attnrank.entropic.experiments.surrogate import make_teacher, sample_sets
+from attnrank.entropic.jobs import (
+    B0,
+    B1,
+    B2,
+    B3,
+    LINEAR,
+    POSITIONS_SUFFIX,
+    RUNGS,
+    SOFTMAX,
+    LadderJob,
+)
 from attnrank.entropic.models.attention import AttentionStudents, TransformerBlockStudents
 from attnrank.entropic.models.surrogate import SurrogateStudents, quad_stats
 
-if TYPE_CHECKING:
-    from attnrank.entropic.jobs import LadderJob
 
-RUNGS = ("B0", "B1", "B2", "B3", "B1_pos", "B2_pos")
+def rung_base(rung: str) -> str:
+    """The rung without its positional features: B1_pos → B1 (the table's ``rung`` column)."""
+    return rung.removesuffix(POSITIONS_SUFFIX)
 
 
-def build_rung(rung: str, p: dict[str, Any], seeds: list[int]) -> torch.nn.Module:
+def has_positions(rung: str) -> bool:
+    """Whether the rung learns positional features (the table's ``positions`` column)."""
+    return rung.endswith(POSITIONS_SUFFIX)
+
+
+def build_rung(rung: str, job: LadderJob, seeds: list[int]) -> torch.nn.Module:
     if rung not in RUNGS:
         raise ValueError(f"rung must be one of {RUNGS}, got {rung!r}")
-    n, d, e, std = int(p["n_tokens"]), int(p["d"]), int(p["e"]), float(p["init_std"])
-    gens = [torch_generator(p["experiment"], f"rstar{int(p['r_star'])}", s, f"student-{rung}") for s in seeds]
-    if rung == "B0":
+    n, d, e, std = job.n_tokens, job.d, job.e, job.init_std
+    gens = [torch_generator(job.experiment, f"rstar{job.r_star}", s, f"student-{rung}") for s in seeds]
+    base = rung_base(rung)
+    if base == B0:
         return SurrogateStudents(len(seeds), [n], n, d, e, std, gens)
-    if rung == "B3":
+    if base == B3:
         return TransformerBlockStudents(len(seeds), n, d, e, std, gens)
-    kind = "linear" if rung.startswith("B1") else "softmax"
-    pos = int(p["positions"]) if rung.endswith("_pos") else 0
-    scale = 1.0 if kind == "linear" else 1.0 / math.sqrt(d)
+    kind = {B1: LINEAR, B2: SOFTMAX}[base]
+    pos = job.positions if has_positions(rung) else 0
+    scale = 1.0 if kind == LINEAR else 1.0 / math.sqrt(d)
     return AttentionStudents(len(seeds), [d + pos], n, d, e, kind, std, gens, scale=scale, positions=pos)
 
 
-def run_job(p: dict[str, Any], device: torch.device, checkpoint: Control | None = None
+def run_job(job: LadderJob, device: torch.device, checkpoint: Control | None = None
             ) -> tuple[pd.DataFrame, dict[str, np.ndarray]]:
     """Train the job's students; ``checkpoint``: the job's checkpoint (resumed and saved)."""
-    rung = p["instance"]
-    r_star = int(p["r_star"])
-    seeds = seed_indices(p)
+    rung, r_star = job.instance, job.r_star
+    seeds = seed_indices(job.seeds, job.seed_offset)
     insts = [(r_star, s) for s in seeds]
-    teachers = [make_teacher(p, r_star, s) for s in seeds]
-    sets = sample_sets(p, insts, teachers, {"train": int(p["n_train"]), "test": int(p["eval_sequences"])})
-    model = build_rung(rung, p, seeds).to(device)
-    if rung == "B0":
+    teachers = [make_teacher(job, r_star, s) for s in seeds]
+    sets = sample_sets(job.experiment, insts, teachers,
+                       {"train": job.n_train, "test": job.eval_sequences})
+    model = build_rung(rung, job, seeds).to(device)
+    if rung == B0:
         tr = quad_stats(sets["train"][0], sets["train"][2]).to(device)
         te_clean = quad_stats(sets["test"][0], sets["test"][1]).to(device)
         te_noisy = quad_stats(sets["test"][0], sets["test"][2]).to(device)
@@ -80,7 +96,7 @@ def run_job(p: dict[str, Any], device: torch.device, checkpoint: Control | None 
         x_te, clean_te, noisy_te = (to_tensor(a, device) for a in sets["test"])
 
         def loss_fn(mdl: torch.nn.Module, batch: None) -> torch.Tensor:
-            return chunked_mse(mdl, x_tr, y_tr, int(p.get("chunk", 0)))
+            return chunked_mse(mdl, x_tr, y_tr, job.chunk)
 
         def errors(mdl: torch.nn.Module) -> tuple[torch.Tensor, torch.Tensor]:
             return chunked_errors(mdl, x_te, clean_te, noisy_te)
@@ -89,17 +105,17 @@ def run_job(p: dict[str, Any], device: torch.device, checkpoint: Control | None 
         exc, mse = errors(mdl)
         return {"excess": exc, "test_mse": mse}
 
-    cfg = train_config(p)
-    rows = train(model, lambda step: None, loss_fn, cfg, evaluate, desc=f"{p['experiment']}/{rung}",
+    cfg = train_config(job)
+    rows = train(model, lambda step: None, loss_fn, cfg, evaluate, desc=f"{job.experiment}/{rung}",
                  checkpoint=phase_of(checkpoint, "train"))
     df = pd.DataFrame(rows).rename(columns={"model_index": "seed"})
-    df.insert(0, "experiment", p["experiment"])
-    df.insert(1, "rung", rung.split("_")[0])
-    df.insert(2, "positions", rung.endswith("_pos"))
+    df.insert(0, "experiment", job.experiment)
+    df.insert(1, "rung", rung_base(rung))
+    df.insert(2, "positions", has_positions(rung))
     df.insert(3, "model", rung)
     df["r_star"] = r_star
-    df["position_dim"] = int(p["positions"]) if rung.endswith("_pos") else 0
-    for k, v in config_columns(p).items():
+    df["position_dim"] = job.positions if has_positions(rung) else 0
+    for k, v in config_columns(job).items():
         df[k] = v
     df["final"] = df["step"] == cfg.steps
     weights = {name: val.detach().double().cpu().numpy() for name, val in model.state_dict().items()}
@@ -111,5 +127,5 @@ def run_job(p: dict[str, Any], device: torch.device, checkpoint: Control | None 
 def step(job: LadderJob, device: torch.device, control: Control | None = None
          ) -> dict[str, Any]:
     """The entropic_ladder_train step: the ``metrics`` table and the ``weights`` arrays."""
-    metrics, weights = run_job(job.to_dict(), device, control)
+    metrics, weights = run_job(job, device, control)
     return {"metrics": metrics, "weights": weights}

@@ -3,8 +3,7 @@
 One job = one teacher kind (linear, or softmax at one β). For every task instance (r*, seed index)
 one stream of S_max sequences is drawn; E1, E2 and the debiased E2 are read off at every S of the
 grid as nested prefixes of that stream, and the realized mixer is averaged over its own inputs.
-Parameters: experiment, instance, teacher {kind, beta}, r_star [..], S [..], seeds, n_tokens, d, e,
-noise_var, spectrum, decay, teacher_values, calibration_sequences, mixer_inputs, chunk, taus.
+Parameters: a ``PredictJob``.
 A job named ``<teacher>_<teacher_values>`` (the other V*) shares its draws with ``<teacher>``.
 Rows: one per (r*, seed, S, estimator) with every rank estimator of the estimator's matrix; for
 the mixer, S is the number of inputs it is averaged over.
@@ -14,13 +13,14 @@ from __future__ import annotations
 
 import logging
 from functools import partial
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 import numpy as np
 import pandas as pd
 
 from attnrank.core.seeding import numpy_rng, seed_indices
-from attnrank.entropic.experiments.common import config_columns, seed_instance, teacher_values
+from attnrank.entropic.experiments.common import config_columns, seed_instance
+from attnrank.entropic.jobs import E1, E2, E2_DEBIASED, MIXER, PredictJob
 from attnrank.entropic.predict import (
     e1_solve,
     e1_stats,
@@ -34,48 +34,41 @@ from attnrank.entropic.predict import (
 )
 from attnrank.entropic.tasks.teachers import attention_teacher
 
-if TYPE_CHECKING:
-    from attnrank.entropic.jobs import PredictJob
-
 log = logging.getLogger("attnrank.entropic")
 
-ESTIMATORS = ("E1", "E2", "E2_debiased", "mixer")
 
-
-def run_job(p: dict[str, Any]) -> tuple[pd.DataFrame, dict[str, np.ndarray]]:
-    exp, inst = p["experiment"], p["instance"]
-    n, d, e = int(p["n_tokens"]), int(p["d"]), int(p["e"])
-    sizes = sorted(int(s) for s in p["S"])
-    taus = tuple(p.get("taus", (0.01, 0.05, 0.1)))
-    chunk = int(p.get("chunk", 256))
-    kind, beta = p["teacher"]["kind"], float(p["teacher"].get("beta", 1.0))
+def run_job(job: PredictJob) -> tuple[pd.DataFrame, dict[str, np.ndarray]]:
+    exp, inst = job.experiment, job.instance
+    n, d, e = job.n_tokens, job.d, job.e
+    sizes = sorted(job.S)
+    taus, chunk = job.taus, job.chunk
+    kind, beta = job.teacher.kind, float(job.teacher.beta)
     rows, spectra = [], {}
-    for r_star in (int(r) for r in p["r_star"]):
-        for seed in seed_indices(p):
-            tag = f"{seed_instance(p)}-rstar{r_star}"
+    for r_star in job.r_star:
+        for seed in seed_indices(job.seeds, job.seed_offset):
+            tag = f"{seed_instance(job)}-rstar{r_star}"
             t = attention_teacher(numpy_rng(exp, tag, seed, "teacher"),
                                   numpy_rng(exp, tag, seed, "calibration"), kind, n, d, e, r_star,
-                                  beta, float(p["noise_var"]),
-                                  int(p["calibration_sequences"]), p.get("spectrum", "flat"),
-                                  float(p.get("decay", 0.7)), teacher_values(p))
+                                  beta, job.noise_var, job.calibration_sequences, job.spectrum,
+                                  job.decay, job.teacher_values)
             x, _, y = t.sample(numpy_rng(exp, tag, seed, "data"), sizes[-1], n)
             per_s = {
-                "E1": prefix_stats(partial(e1_stats, v=t.v_star), (x, y), sizes, chunk),
-                "E2": prefix_stats(e2_stats, (x, y), sizes, chunk),
-                "E2_debiased": prefix_stats(e2_debiased_stats, (x, y), sizes, chunk),
+                E1: prefix_stats(partial(e1_stats, v=t.v_star), (x, y), sizes, chunk),
+                E2: prefix_stats(e2_stats, (x, y), sizes, chunk),
+                E2_DEBIASED: prefix_stats(e2_debiased_stats, (x, y), sizes, chunk),
             }
             for s_ in sizes:
                 spec = {
-                    "E1": np.linalg.svd(e1_solve(*per_s["E1"][s_]), compute_uv=False),
-                    "E2": np.linalg.svd(e2_unfolding(*per_s["E2"][s_], d), compute_uv=False),
-                    "E2_debiased": e2_debiased_spectrum(per_s["E2_debiased"][s_]),
+                    E1: np.linalg.svd(e1_solve(*per_s[E1][s_]), compute_uv=False),
+                    E2: np.linalg.svd(e2_unfolding(*per_s[E2][s_], d), compute_uv=False),
+                    E2_DEBIASED: e2_debiased_spectrum(per_s[E2_DEBIASED][s_]),
                 }
                 for name, sv in spec.items():
                     spectra[f"{name}/rstar{r_star}/seed{seed}/S{s_}"] = sv
                     rows.append({"estimator": name, "r_star": r_star, "seed": seed, "S": s_,
                                  **{k: float(v) for k, v in estimates(sv, taus).items()}})
-            xm = numpy_rng(exp, tag, seed, "mixer").standard_normal((int(p["mixer_inputs"]), n, d))
-            rows.append({"estimator": "mixer", "r_star": r_star, "seed": seed, "S": int(p["mixer_inputs"]),
+            xm = numpy_rng(exp, tag, seed, "mixer").standard_normal((job.mixer_inputs, n, d))
+            rows.append({"estimator": MIXER, "r_star": r_star, "seed": seed, "S": job.mixer_inputs,
                          **mixer_estimates(t.mixer(xm), taus)})
             log.info("%s/%s r*=%d seed %d done", exp, inst, r_star, seed)
     df = pd.DataFrame(rows)
@@ -83,12 +76,12 @@ def run_job(p: dict[str, Any]) -> tuple[pd.DataFrame, dict[str, np.ndarray]]:
     df.insert(1, "teacher", kind)
     df.insert(2, "beta", beta)
     df.insert(3, "instance", inst)
-    for k, v in config_columns(p).items():
+    for k, v in config_columns(job).items():
         df[k] = v
     return df, spectra
 
 
 def step(job: PredictJob) -> dict[str, Any]:
     """The entropic_predict step: the estimates table (``out``) and the ``spectra`` arrays."""
-    table, spectra = run_job(job.to_dict())
+    table, spectra = run_job(job)
     return {"out": table, "spectra": spectra}

@@ -6,10 +6,7 @@ of every rank r as ONE vectorized program (``SurrogateStudents``), full batch, t
 sufficient statistics of the training set. Teachers, data and initializations derive from
 (experiment, "rstar<r*>", seed index, role), the same for both optimizers.
 
-Parameters (a JSON object from the workflow):
-    experiment, instance (= optimizer), optimizer, r_star [..], ranks [..], seeds,
-    n_tokens, d, e, noise_var, spectrum, decay, teacher_values, init_std, lr, warmup, schedule,
-    steps, log_every, n_train, eval_sequences, taus
+Parameters: a ``SurrogateJob`` (``instance`` = ``optimizer``).
 Rows at every logged step: train loss; excess (held-out MSE against the clean target); test MSE
 (against the noisy target); val MSE (a second held-out set, for early stopping); the exact
 population excess; the Eckart–Young bound (float64, closed form); every rank estimator of the
@@ -20,7 +17,7 @@ least validation MSE for GD.
 from __future__ import annotations
 
 import logging
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 import numpy as np
 import pandas as pd
@@ -34,46 +31,43 @@ from attnrank.entropic.experiments.common import (
     instances,
     model_labels,
     rank_metrics,
-    teacher_values,
     train_config,
 )
+from attnrank.entropic.jobs import GD, LadderJob, SurrogateJob
 from attnrank.entropic.models.surrogate import SurrogateStudents, quad_stats
 from attnrank.entropic.tasks.operators import OperatorTeacher, eckart_young_bound, operator_teacher
-
-if TYPE_CHECKING:
-    from attnrank.entropic.jobs import SurrogateJob
 
 log = logging.getLogger("attnrank.entropic")
 
 
-def make_teacher(p: dict[str, Any], r_star: int, seed: int) -> OperatorTeacher:
-    return operator_teacher(numpy_rng(p["experiment"], f"rstar{r_star}", seed, "teacher"),
-                            int(p["n_tokens"]), int(p["d"]), int(p["e"]), r_star,
-                            float(p["noise_var"]), p.get("spectrum", "flat"), float(p.get("decay", 0.7)),
-                            teacher_values(p))
+def make_teacher(job: SurrogateJob | LadderJob, r_star: int, seed: int) -> OperatorTeacher:
+    """The fixed-operator teacher of instance (r*, seed index) of an A1 or A2 job."""
+    return operator_teacher(numpy_rng(job.experiment, f"rstar{r_star}", seed, "teacher"),
+                            job.n_tokens, job.d, job.e, r_star, job.noise_var, job.spectrum,
+                            job.decay, job.teacher_values)
 
 
-def sample_sets(p: dict[str, Any], insts: list[tuple[int, int]], teachers: list[OperatorTeacher],
+def sample_sets(experiment: str, insts: list[tuple[int, int]], teachers: list[OperatorTeacher],
                 sizes: dict[str, int]) -> dict[str, tuple[np.ndarray, np.ndarray, np.ndarray]]:
     """For each role in ``sizes``: stacked (X, clean, noisy), each (I, S, N, ·), float64."""
     out = {}
     for role, n_seq in sizes.items():
-        parts = [t.sample(numpy_rng(p["experiment"], f"rstar{r_star}", seed, role), n_seq)
+        parts = [t.sample(numpy_rng(experiment, f"rstar{r_star}", seed, role), n_seq)
                  for (r_star, seed), t in zip(insts, teachers, strict=True)]
         out[role] = tuple(np.stack([q[j] for q in parts]) for j in range(3))
     return out
 
 
-def run_job(p: dict[str, Any], device: torch.device, checkpoint: Control | None = None
+def run_job(job: SurrogateJob, device: torch.device, checkpoint: Control | None = None
             ) -> tuple[pd.DataFrame, dict[str, np.ndarray]]:
     """Train the job's students; ``checkpoint``: the job's checkpoint (resumed and saved)."""
-    exp, optimizer = p["experiment"], p["optimizer"]
-    insts = instances(p["r_star"], seed_indices(p))
-    ranks = [int(r) for r in p["ranks"]]
-    n, d, e = int(p["n_tokens"]), int(p["d"]), int(p["e"])
-    teachers = [make_teacher(p, r_star, seed) for r_star, seed in insts]
-    sets = sample_sets(p, insts, teachers, {"train": int(p["n_train"]), "test": int(p["eval_sequences"]),
-                                            "val": int(p["eval_sequences"])})
+    exp, optimizer = job.experiment, job.optimizer
+    insts = instances(job.r_star, seed_indices(job.seeds, job.seed_offset))
+    ranks = list(job.ranks)
+    n, d, e = job.n_tokens, job.d, job.e
+    teachers = [make_teacher(job, r_star, seed) for r_star, seed in insts]
+    sets = sample_sets(exp, insts, teachers, {"train": job.n_train, "test": job.eval_sequences,
+                                              "val": job.eval_sequences})
     train_stats = quad_stats(sets["train"][0], sets["train"][2]).to(device)
     test_clean = quad_stats(sets["test"][0], sets["test"][1]).to(device)
     test_noisy = quad_stats(sets["test"][0], sets["test"][2]).to(device)
@@ -81,10 +75,10 @@ def run_job(p: dict[str, Any], device: torch.device, checkpoint: Control | None 
     del sets
     gens = [torch_generator(exp, f"rstar{r_star}", seed, f"student-r{r}")
             for r_star, seed in insts for r in ranks]
-    model = SurrogateStudents(len(insts), ranks, n, d, e, float(p["init_std"]), gens).to(device)
+    model = SurrogateStudents(len(insts), ranks, n, d, e, job.init_std, gens).to(device)
     a_star = torch.tensor(np.stack([t.a_star for t in teachers]), dtype=torch.float64, device=device)
     v_star = torch.tensor(np.stack([t.v_star for t in teachers]), dtype=torch.float64, device=device)
-    taus = tuple(p.get("taus", (0.01, 0.05, 0.1)))
+    taus = job.taus
 
     def loss_fn(mdl: SurrogateStudents, batch: None) -> torch.Tensor:
         return mdl.mse(train_stats).reshape(-1)
@@ -103,7 +97,7 @@ def run_job(p: dict[str, Any], device: torch.device, checkpoint: Control | None 
                 "val_mse": val_mse.reshape(-1),
                 "excess_population": pop.reshape(-1), **rank_metrics(a.reshape(-1, n, n), taus)}
 
-    cfg = train_config(p, optimizer)
+    cfg = train_config(job, optimizer)
     rows = train(model, lambda step: None, loss_fn, cfg, evaluate, desc=f"{exp}/{optimizer}",
                  checkpoint=phase_of(checkpoint, "train"))
     labels = model_labels(insts, ranks)
@@ -114,7 +108,7 @@ def run_job(p: dict[str, Any], device: torch.device, checkpoint: Control | None 
               for (r_star, seed), t in zip(insts, teachers, strict=True) for r in ranks}
     df["bound"] = [bounds[k] for k in zip(df["r_star"], df["seed"], df["rank"], strict=True)]
     df["final"] = df["step"] == cfg.steps
-    if optimizer == "gd":
+    if optimizer == GD:
         best = df.loc[df.groupby("model_index")["val_mse"].idxmin()]
         df["selected"] = df.index.isin(best.index)
         stop = best.set_index("model_index")["step"]
@@ -125,7 +119,7 @@ def run_job(p: dict[str, Any], device: torch.device, checkpoint: Control | None 
     df = df.drop(columns="model_index")
     df.insert(0, "experiment", exp)
     df.insert(1, "optimizer", optimizer)
-    for k, v in config_columns(p).items():
+    for k, v in config_columns(job).items():
         df[k] = v
     a_final = model.operator().detach().double().cpu().numpy().reshape(len(labels), n, n)
     weights = {"operator": a_final, "operator_singular_values": np.linalg.svd(a_final, compute_uv=False),
@@ -140,5 +134,5 @@ def run_job(p: dict[str, Any], device: torch.device, checkpoint: Control | None 
 def step(job: SurrogateJob, device: torch.device, control: Control | None = None
          ) -> dict[str, Any]:
     """The entropic_surrogate_train step: the ``metrics`` table and the ``weights`` arrays."""
-    metrics, weights = run_job(job.to_dict(), device, control)
+    metrics, weights = run_job(job, device, control)
     return {"metrics": metrics, "weights": weights}

@@ -13,12 +13,10 @@ from matplotlib.ticker import MaxNLocator
 from attnrank.core.columns import EXCESS
 from attnrank.core.quantities import median_over_seeds
 from attnrank.core.style import PALETTE, seed_points_and_median, shared_legend
+from attnrank.entropic.jobs import LINEAR, SOFTMAX
 
 PAPER = "A"
 TABLES = ('entropic_attention',)  # the tables this figure reads (by file stem)
-
-
-LINEAR = "linear"
 
 
 def _panels(df: pd.DataFrame) -> list[str]:
@@ -39,7 +37,7 @@ def _linear_reference(ax: plt.Axes, linear: pd.DataFrame, colors: dict) -> None:
 
 def plot(tables: dict[str, pd.DataFrame], params: dict[str, Any]) -> plt.Figure:
     df = tables["entropic_attention"].copy()
-    df["panel"] = [(LINEAR if t == LINEAR else f"softmax, β = {b:g}")
+    df["panel"] = [(LINEAR if t == LINEAR else f"{SOFTMAX}, β = {b:g}")
                    for t, b in zip(df["teacher"], df["beta"], strict=True)]
     panels = _panels(df)
     fig = plt.figure(figsize=(3.4 * len(panels), 4.1))
@@ -52,7 +50,7 @@ def plot(tables: dict[str, pd.DataFrame], params: dict[str, Any]) -> plt.Figure:
     linear = df[df["panel"] == LINEAR]
     for ax, panel in zip(axes, panels, strict=True):
         kind, claim = ((LINEAR, "EB-7 deficiency (linear)") if panel == LINEAR else
-                       ("softmax", f"EB-8 deficiency (softmax, judged at β = "
+                       (SOFTMAX, f"EB-8 deficiency (softmax, judged at β = "
                                    f"{float(params['headline_beta']):g})"))
         part = df[df["panel"] == panel]
         for r_star, g in sorted(part.groupby("r_star")):

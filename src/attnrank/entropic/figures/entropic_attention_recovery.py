@@ -11,13 +11,14 @@ import pandas as pd
 from attnrank.core.columns import ENERGY_EFFECTIVE_RANK, numerical_rank
 from attnrank.core.quantities import median_over_seeds
 from attnrank.core.style import PALETTE, plain_log_axis
+from attnrank.entropic.jobs import LINEAR, SOFTMAX
 
 PAPER = "A"
 TABLES = ('entropic_attention', 'entropic_attention_trace')  # the tables this figure reads (by file stem)
 
 
 def _label(t: str, b: float) -> str:
-    return "linear" if t == "linear" else f"softmax β={b:g}"
+    return LINEAR if t == LINEAR else f"{SOFTMAX} β={b:g}"
 
 
 def _over_training(ax: plt.Axes, trace: pd.DataFrame, teachers: list[tuple[str, float]]) -> None:

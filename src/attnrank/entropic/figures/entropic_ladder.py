@@ -11,6 +11,7 @@ import pandas as pd
 
 from attnrank.core.columns import EXCESS
 from attnrank.core.style import PALETTE
+from attnrank.entropic.jobs import B0, B1, B1_POS, B2, B2_POS, B3, POSITIONS_SUFFIX
 
 PAPER = "A"
 TABLES = ('entropic_ladder',)  # the tables this figure reads (by file stem)
@@ -32,14 +33,14 @@ def plot(tables: dict[str, pd.DataFrame], params: dict[str, Any]) -> plt.Figure:
     floor = float(params["floor"])
     fig, (ax1, ax2) = plt.subplots(1, 2, figsize=(9.5, 3.8), sharey=True,
                                    gridspec_kw={"width_ratios": [4, 4]})
-    rungs = [r for r in ("B0", "B1", "B2", "B3") if r in set(df["model"])]
+    rungs = [r for r in (B0, B1, B2, B3) if r in set(df["model"])]
     _strip(ax1, df, rungs, [PALETTE[i] for i in range(len(rungs))])
-    ax1.set_xticklabels({"B0": "B0\nA X V", "B1": "B1\nlinear QK", "B2": "B2\nsoftmax",
-                         "B3": "B3\nblock"}.get(r, r) for r in rungs)
+    ax1.set_xticklabels({B0: "B0\nA X V", B1: "B1\nlinear QK", B2: "B2\nsoftmax",
+                         B3: "B3\nblock"}.get(r, r) for r in rungs)
     ax1.set_title("ladder, no positions (full-rank kernels)")
-    abl = [m for m in ("B1", "B1_pos", "B2", "B2_pos") if m in set(df["model"])]
-    _strip(ax2, df, abl, [PALETTE[1] if m.startswith("B1") else PALETTE[2] for m in abl])
-    ax2.set_xticklabels(m.replace("_pos", "\n+ positions") for m in abl)
+    abl = [m for m in (B1, B1_POS, B2, B2_POS) if m in set(df["model"])]
+    _strip(ax2, df, abl, [PALETTE[1] if m.startswith(B1) else PALETTE[2] for m in abl])
+    ax2.set_xticklabels(m.replace(POSITIONS_SUFFIX, "\n+ positions") for m in abl)
     ax2.set_title("ablation: learned positional features")
     for ax in (ax1, ax2):
         ax.axhline(floor, color="gray", ls=":", lw=1)

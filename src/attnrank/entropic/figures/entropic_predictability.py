@@ -14,19 +14,19 @@ from matplotlib.ticker import MaxNLocator
 from attnrank.core.columns import ENERGY_EFFECTIVE_RANK, ENTROPY_EFFECTIVE_RANK, numerical_rank
 from attnrank.core.quantities import median_over_seeds, recovery_frontier
 from attnrank.core.style import rank_axis, shared_legend
+from attnrank.entropic.jobs import E1, E2, E2_DEBIASED, ESTIMATORS, LINEAR, MIXER, SOFTMAX
 
 PAPER = "A"
 TABLES = ('entropic_predict',)  # the tables this figure reads (by file stem)
 
 
-ESTIMATORS = ("E1", "E2", "E2_debiased", "mixer")
-TITLES = {"E1": "E1 (V known)", "E2": "E2 (V unknown, unfolding)", "E2_debiased": "E2 debiased",
-          "mixer": "realized mixer"}
+TITLES = {E1: "E1 (V known)", E2: "E2 (V unknown, unfolding)", E2_DEBIASED: "E2 debiased",
+          MIXER: "realized mixer"}
 MEASURES = (("o", "-"), ("x", ":"))  # (marker, line) of the R̃_eff row and the numerical-rank row
 
 
 def _teacher_name(t: str, b: float) -> str:
-    return "linear" if t == "linear" else f"softmax β={b:g}"
+    return LINEAR if t == LINEAR else f"{SOFTMAX} β={b:g}"
 
 
 def _estimate_panel(ax: plt.Axes, g: pd.DataFrame, col: str, row: int, color: dict,
@@ -67,14 +67,14 @@ def _legend_entries(ax: plt.Axes, color: dict, mixer_inputs: list, mixer_tau: fl
 
 def _frontier_panel(ax: plt.Axes, part: pd.DataFrame, tol: float, name: str) -> None:
     """The S-frontier: max over r* of |R̃_eff − r*| against S, per estimator, tolerance dotted."""
-    for est, c in (("E1", "C0"), ("E2", "C1"), ("E2_debiased", "C2")):
+    for est, c in ((E1, "C0"), (E2, "C1"), (E2_DEBIASED, "C2")):
         g = part[part["estimator"] == est]
         if g.empty:
             continue
         worst = recovery_frontier(g)
         ax.plot(worst.index, np.maximum(worst.to_numpy(), 1e-4), marker="o", color=c, label=est)
     ax.axhline(tol, color="gray", ls=":", lw=1, label=f"tolerance {tol:g}")
-    rank_axis(ax, "x", sorted(part[part["estimator"] != "mixer"]["S"].unique()))
+    rank_axis(ax, "x", sorted(part[part["estimator"] != MIXER]["S"].unique()))
     ax.set_yscale("log")
     ax.set_title(f"S-frontier (R̃_eff) — {name}", fontsize=8)
     ax.set_xlabel("S (sequences)")
@@ -91,7 +91,7 @@ def plot(tables: dict[str, pd.DataFrame], params: dict[str, Any]) -> plt.Figure:
     fig = plt.figure(figsize=(3.3 * ncols, 2.9 * 2 * len(teachers) + 0.5))
     grid = fig.add_gridspec(2 * len(teachers) + 1, ncols,
                             height_ratios=[1] * (2 * len(teachers)) + [0.12])
-    sizes = sorted(df[df["estimator"] != "mixer"]["S"].unique())
+    sizes = sorted(df[df["estimator"] != MIXER]["S"].unique())
     cmap = plt.get_cmap("viridis")
     color = {s: cmap(i / max(1, len(sizes) - 1)) for i, s in enumerate(sizes)}
     lim = float(df["r_star"].max()) + 1
@@ -100,7 +100,7 @@ def plot(tables: dict[str, pd.DataFrame], params: dict[str, Any]) -> plt.Figure:
         for row in (0, 1):
             for col, est in enumerate(ESTIMATORS):
                 ax = fig.add_subplot(grid[2 * k + row, col])
-                mixer = est == "mixer"
+                mixer = est == MIXER
                 t_ = mixer_tau if mixer else tau
                 measure = "R̃_eff" if row == 0 else f"numerical rank, τ = {t_:g}"
                 column = ENERGY_EFFECTIVE_RANK if row == 0 else numerical_rank(t_)
@@ -112,7 +112,7 @@ def plot(tables: dict[str, pd.DataFrame], params: dict[str, Any]) -> plt.Figure:
                     ax.set_xlabel("true r* (S side by side)")
         _frontier_panel(fig.add_subplot(grid[2 * k:2 * k + 2, -1]), part, tol, name)
     legend = fig.add_subplot(grid[-1, :])
-    mixer_inputs = sorted(df[df["estimator"] == "mixer"]["S"].unique())
+    mixer_inputs = sorted(df[df["estimator"] == MIXER]["S"].unique())
     _legend_entries(legend, color, mixer_inputs, mixer_tau, tau)
     shared_legend(legend, [legend], fontsize=7.5)
     return fig

@@ -11,6 +11,7 @@ import pandas as pd
 from attnrank.core.columns import BOUND, EXCESS
 from attnrank.core.quantities import median_over_seeds
 from attnrank.core.style import PALETTE, rank_axis, seed_points_and_median, shared_legend
+from attnrank.entropic.jobs import ADAM, GD
 
 PAPER = "A"
 TABLES = ('entropic_surrogate',)  # the tables this figure reads (by file stem)
@@ -26,13 +27,13 @@ def plot(tables: dict[str, pd.DataFrame], params: dict[str, Any]) -> plt.Figure:
     floor = float(params["floor"])
     for ax, r_star in zip(axes, r_stars, strict=True):
         part = df[df["r_star"] == r_star]
-        adam = part[part["optimizer"] == "adam"]
+        adam = part[part["optimizer"] == ADAM]
         seed_points_and_median(ax, adam, "rank", EXCESS, PALETTE[0], "Adam (trained)")
         bound = median_over_seeds(part, "rank", BOUND).reset_index().sort_values("rank")
         pos = bound[bound[BOUND] > 0]
         ax.plot(pos["rank"], pos[BOUND], color="black", ls="--", lw=1.2, marker="_", ms=10,
                 label="Eckart–Young bound")
-        gd = part[part["optimizer"] == "gd"]
+        gd = part[part["optimizer"] == GD]
         if len(gd):
             ax.scatter(gd["rank"], gd[EXCESS], marker="*", s=70, color=PALETTE[3], zorder=5,
                        label="GD, early-stopped")

@@ -12,6 +12,7 @@ from matplotlib.ticker import MaxNLocator
 from attnrank.core.columns import ENERGY_EFFECTIVE_RANK, numerical_rank
 from attnrank.core.quantities import median_over_seeds
 from attnrank.core.style import PALETTE, plain_log_axis, shared_legend
+from attnrank.entropic.jobs import ADAM, GD
 
 PAPER = "A"
 TABLES = ('entropic_surrogate_trace',)  # the tables this figure reads (by file stem)
@@ -28,7 +29,7 @@ def plot(tables: dict[str, pd.DataFrame], params: dict[str, Any]) -> plt.Figure:
     fig = plt.figure(figsize=(4.2 * len(cols), 4.0))
     grid = fig.add_gridspec(2, len(cols), height_ratios=[1, 0.1])
     axes = [fig.add_subplot(grid[0, i]) for i in range(len(cols))]
-    styles = {"adam": "-", "gd": "--"}
+    styles = {ADAM: "-", GD: "--"}
     for ax, (col, label) in zip(axes, cols, strict=True):
         for i, (r_star, part) in enumerate(sorted(df.groupby("r_star"))):
             color = PALETTE[i % len(PALETTE)]
@@ -36,7 +37,7 @@ def plot(tables: dict[str, pd.DataFrame], params: dict[str, Any]) -> plt.Figure:
                 med = median_over_seeds(g, "step", col).reset_index().sort_values("step")
                 ax.plot(med["step"], med[col], color=color, ls=styles.get(opt, ":"), lw=1.4,
                         label=f"r* = {r_star}, {opt}")
-                if opt == "gd" and "early_stopped_step" in g.columns:
+                if opt == GD and "early_stopped_step" in g.columns:
                     stop = float(g["early_stopped_step"].median())
                     at = med.iloc[(med["step"] - stop).abs().argsort().iloc[0]]
                     ax.scatter([at["step"]], [at[col]], marker="v", color=color, s=40, zorder=5)

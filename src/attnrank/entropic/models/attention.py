@@ -37,7 +37,7 @@ import torch
 from torch import nn
 from torch.nn import functional as F
 
-KINDS = ("linear", "softmax")
+from attnrank.entropic.jobs import KINDS, LINEAR, SOFTMAX
 
 
 def _draw(shape: Sequence[int], std: float, gens: Sequence[torch.Generator]) -> torch.Tensor:
@@ -112,11 +112,11 @@ class AttentionStudents(nn.Module):
         xk = (xp.reshape(i_, s_ * n, dp) @ k).reshape(i_, s_, n, r_, dp).transpose(2, 3)
         scores = xk.reshape(i_ * s_, r_ * n, dp) @ xp.reshape(i_ * s_, n, dp).transpose(1, 2)
         scores = scores.reshape(i_, s_, r_, n, n)
-        return scores if self.kind == "linear" else torch.softmax(scores, dim=-1)
+        return scores if self.kind == LINEAR else torch.softmax(scores, dim=-1)
 
     def forward(self, x: torch.Tensor) -> torch.Tensor:
         """Predictions for inputs x (I, S, N, d): (I, R, S, N, e)."""
-        if self.kind == "linear":
+        if self.kind == LINEAR:
             return self._linear_forward(self.inputs(x))
         return self.mix_forward(x)
 
@@ -151,14 +151,14 @@ class AttentionStudents(nn.Module):
         rounding), differentiable (one target) without keeping N×N tensors for the backward.
         chunk: sequences per chunk of the mixer path (0: a cache-sized default)."""
         grad = torch.is_grad_enabled() and any(t.requires_grad for t in self.parameters())
-        if self.kind == "linear" and not self.positions:
+        if self.kind == LINEAR and not self.positions:
             if grad:
                 if len(targets) != 1:
                     raise ValueError("a differentiable sse takes one target")
                 return [_LinearStatsSSE.apply(self.scale * self.kernel(), self.v, x, targets[0])]
             # held-out errors in N-space: Ŷ_s = X_s Z_s (no cancellation of ‖Ŷ‖² against ‖T‖²)
             return _linear_stats_sse(self.scale * self.kernel(), self.v, x, targets, False, 32)[0]
-        if self.kind == "linear":  # with positions: the reassociated forward, through autograd
+        if self.kind == LINEAR:  # with positions: the reassociated forward, through autograd
             pred = self._linear_forward(self.inputs(x))
             return [((pred - t[:, None]) ** 2).sum(dim=(2, 3, 4)) for t in targets]
         i_, r_, dp = self.n_instances, len(self.ranks), self.d_in
@@ -169,8 +169,8 @@ class AttentionStudents(nn.Module):
         if grad:
             if len(targets) != 1:
                 raise ValueError("a differentiable sse takes one target")
-            return [_MixerSSE.apply(kcat, self.v, xp, targets[0], chunk, self.kind == "softmax")]
-        return list(_mixer_sse(kcat, self.v, xp, targets, chunk, self.kind == "softmax", False)[0])
+            return [_MixerSSE.apply(kcat, self.v, xp, targets[0], chunk, self.kind == SOFTMAX)]
+        return list(_mixer_sse(kcat, self.v, xp, targets, chunk, self.kind == SOFTMAX, False)[0])
 
 
 def _mixer_sse(kcat: torch.Tensor, v: torch.Tensor, xp: torch.Tensor,

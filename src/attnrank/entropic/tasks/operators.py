@@ -18,9 +18,9 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from attnrank.entropic.jobs import GAUSSIAN, ORTHONORMAL, TEACHER_VALUES
+
 SPECTRA = ("flat", "decaying")
-# V*'s shape (config entropic.teacher_values); the first is the default. Also in jobs/entropic.py.
-TEACHER_VALUES = ("orthonormal", "gaussian")
 
 
 def random_orthonormal(rng: np.random.Generator, n: int, k: int) -> np.ndarray:
@@ -31,16 +31,16 @@ def random_orthonormal(rng: np.random.Generator, n: int, k: int) -> np.ndarray:
     return q * np.sign(np.where(np.diag(r) == 0, 1.0, np.diag(r)))
 
 
-def value_map(rng: np.random.Generator, d: int, e: int, values: str = "orthonormal") -> np.ndarray:
+def value_map(rng: np.random.Generator, d: int, e: int, values: str = ORTHONORMAL) -> np.ndarray:
     """A teacher's V* ∈ R^{d×e} before any scaling, from one Gaussian draw G (d×e, iid N(0, 1)):
     "orthonormal": the Q factor of G (Haar orthonormal columns, VᵀV = I_e, needs e ≤ d);
     "gaussian": G / √d (iid N(0, 1/d)). Both have E‖V‖_F² = e and use the same draw, so the two
     choices of one seed share K*, A* and every later draw of ``rng``."""
-    if values == "orthonormal":
+    if values == ORTHONORMAL:
         if e > d:
             raise ValueError(f"orthonormal teacher values need e ≤ d, got e={e}, d={d}")
         return random_orthonormal(rng, d, e)
-    if values == "gaussian":
+    if values == GAUSSIAN:
         return rng.standard_normal((d, e)) / np.sqrt(d)
     raise ValueError(f"teacher values must be one of {TEACHER_VALUES}, got {values!r}")
 
@@ -98,7 +98,7 @@ class OperatorTeacher:
 
 def operator_teacher(rng: np.random.Generator, n_tokens: int, d: int, e: int, r_star: int,
                      noise_var: float, kind: str = "flat", decay: float = 0.7,
-                     values: str = "orthonormal") -> OperatorTeacher:
+                     values: str = ORTHONORMAL) -> OperatorTeacher:
     """A teacher of exact rank r* with unit signal variance per entry (see module docstring);
     ``values``: V*'s shape (``value_map``) before its one scale factor."""
     if r_star > n_tokens:

@@ -17,9 +17,8 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from attnrank.entropic.jobs import KINDS, LINEAR, ORTHONORMAL
 from attnrank.entropic.tasks.operators import low_rank_matrix, spectrum, value_map
-
-KINDS = ("linear", "softmax")
 
 
 def softmax(z: np.ndarray, axis: int = -1) -> np.ndarray:
@@ -45,7 +44,7 @@ class AttentionTeacher:
     def mixer(self, x: np.ndarray) -> np.ndarray:
         """The realized N×N mixer of inputs (..., N, d): X K* Xᵀ or softmax(X K* Xᵀ) (without c)."""
         logits = x @ self.k_star @ np.swapaxes(x, -1, -2)
-        return logits if self.kind == "linear" else softmax(logits)
+        return logits if self.kind == LINEAR else softmax(logits)
 
     def clean(self, x: np.ndarray, chunk: int = 2048) -> np.ndarray:
         """c · M(X) X V*, (..., N, d) → (..., N, e), in chunks along the leading axis."""
@@ -68,7 +67,7 @@ class AttentionTeacher:
 def attention_teacher(rng: np.random.Generator, calib_rng: np.random.Generator, kind: str,
                       n_tokens: int, d: int, e: int, r_star: int, beta: float, noise_var: float,
                       calibration_sequences: int = 4096, spectrum_kind: str = "flat",
-                      decay: float = 0.7, values: str = "orthonormal") -> AttentionTeacher:
+                      decay: float = 0.7, values: str = ORTHONORMAL) -> AttentionTeacher:
     """A teacher of exact kernel rank r*; V* of shape ``values`` (``value_map``, unscaled); c from
     ``calibration_sequences`` inputs of calib_rng: c = 1 / √(mean of (M(X) X V*)² over them)."""
     if kind not in KINDS:

@@ -12,21 +12,19 @@ from typing import Any
 
 import pandas as pd
 
-from attnrank.language.complexity import corpus_complexity
-from attnrank.language.corpora import load_corpus
+from attnrank.language.complexity import KGRAM_ENTROPY_BITS, LZMA_BITS_PER_BYTE, corpus_complexity
+from attnrank.language.corpora import load_source
 from attnrank.language.jobs import LanguageCorporaJob
 
-COLUMNS = ("corpus", "source", "n_bytes", "sha256", "lzma_bits_per_byte", "kgram_entropy_bits",
+COLUMNS = ("corpus", "source", "n_bytes", "sha256", LZMA_BITS_PER_BYTE, KGRAM_ENTROPY_BITS,
            "kgram_k", "vocab_size", "headline_measure", "complexity")
 
 
-def corpora_table(params: dict[str, Any]) -> pd.DataFrame:
-    """The table of job ``params`` (a LanguageCorporaJob as a dict), rows in the job's order."""
-    job = LanguageCorporaJob.from_dict(params)
-    language = job.language()
+def corpora_table(job: LanguageCorporaJob) -> pd.DataFrame:
+    """The table of ``job``, rows in the job's order of its corpora."""
     rows = []
     for c in job.corpora:
-        data = load_corpus(c.name, language)
+        data = load_source(c, job.max_bytes)
         m = corpus_complexity(data, job.kgram_k)
         rows.append({"corpus": c.name, "source": c.source, "sha256": hashlib.sha256(data).hexdigest(),
                      **m, "headline_measure": job.headline, "complexity": m[job.headline]})
@@ -35,5 +33,5 @@ def corpora_table(params: dict[str, Any]) -> pd.DataFrame:
 
 def step(job: LanguageCorporaJob) -> dict[str, Any]:
     """The language_corpora step: one row per corpus, as ``out`` and as ``csv``."""
-    table = corpora_table(job.to_dict())
+    table = corpora_table(job)
     return {"out": table, "csv": table}

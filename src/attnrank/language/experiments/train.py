@@ -1,9 +1,8 @@
 """Appendix B: byte-level language models on one corpus, every seed as the model axis.
 
 One job = one corpus; its seeds (``seed_indices``) are the M models of ONE vectorized program
-(``ByteTransformers``, trained by ``attnrank.core.train``). Parameters (a JSON object from the
-workflow, ``LanguageTrainJob``):
-    corpora ([{name, source, ref}], the corpus alone), max_bytes, val_fraction, corpus,
+(``ByteTransformers``, trained by ``attnrank.core.train``). The job is a ``LanguageTrainJob``:
+    corpora (one ``CorpusSource``, the corpus alone), max_bytes, val_fraction, corpus,
     seed_offset, seeds, d_model, n_layers, n_heads, context, batch, steps, lr, warmup, log_every,
     mixer_inputs, taus
 
@@ -31,7 +30,7 @@ from __future__ import annotations
 import logging
 import math
 import time
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 import numpy as np
 import pandas as pd
@@ -41,10 +40,10 @@ from attnrank.core.control import Control, phase_of
 from attnrank.core.rank import energy_effective_rank, entropy_effective_rank, numerical_rank, stable_rank
 from attnrank.core.seeding import numpy_rng, seed_indices, torch_generator
 from attnrank.core.train import TrainConfig, train
+from attnrank.language.corpora import load_source, split_corpus
+from attnrank.language.jobs import LanguageTrainJob
 from attnrank.language.models import ByteTransformers, bits_per_byte
-
-if TYPE_CHECKING:
-    from attnrank.language.jobs import LanguageTrainJob
+from attnrank.language.points import ENTROPY, MATRICES, NUMERICAL, R_EFF, REALIZED, STABLE, STATIC
 
 log = logging.getLogger("attnrank.language")
 
@@ -52,16 +51,18 @@ CONFIG_KEYS = ("d_model", "n_layers", "n_heads", "context", "steps")
 RANK_COLUMNS = ("corpus", "seed", "step", "layer", "head", "matrix", "estimator", "tau", "value",
                 *CONFIG_KEYS)
 LOSS_COLUMNS = ("corpus", "seed", "step", "train_loss", "val_loss")
-MATRICES = ("static", "realized")
 
 
-def corpus_splits(p: dict[str, Any]) -> tuple[np.ndarray, np.ndarray]:
+def config_columns(job: LanguageTrainJob) -> dict[str, int]:
+    """The ranks table's model-shape columns (``CONFIG_KEYS``, in that order) of the job."""
+    return {"d_model": job.d_model, "n_layers": job.n_layers, "n_heads": job.n_heads,
+            "context": job.context, "steps": job.steps}
+
+
+def corpus_splits(job: LanguageTrainJob) -> tuple[np.ndarray, np.ndarray]:
     """(train, validation) bytes of the job's corpus as uint8 arrays."""
-    from attnrank.language.corpora import load_corpus, split_corpus
-
-    language = {"corpora": {c["name"]: {c["source"]: c["ref"]} for c in p["corpora"]},
-                "max_bytes": int(p["max_bytes"]), "val_fraction": float(p["val_fraction"])}
-    tr, va = split_corpus(load_corpus(p["corpus"], language), float(p["val_fraction"]))
+    (source,) = job.corpora
+    tr, va = split_corpus(load_source(source, job.max_bytes), job.val_fraction)
     return np.frombuffer(tr, dtype=np.uint8), np.frombuffer(va, dtype=np.uint8)
 
 
@@ -79,25 +80,25 @@ def windows(data: np.ndarray, starts: np.ndarray, context: int) -> np.ndarray:
     return data[starts[..., None] + np.arange(context + 1)]
 
 
-def batch_starts(p: dict[str, Any], seed: int, n_train: int) -> np.ndarray:
+def batch_starts(job: LanguageTrainJob, seed: int, n_train: int) -> np.ndarray:
     """Seed ``seed``'s window starts of every step: (steps, batch), uniform on the train split."""
-    high = n_train - int(p["context"])  # starts 0 … n_train − context − 1
+    high = n_train - job.context  # starts 0 … n_train − context − 1
     if high < 1:
-        raise ValueError(f"corpus {p['corpus']!r}: its train split ({n_train} bytes) holds no "
-                         f"window of context + 1 = {int(p['context']) + 1} bytes")
-    rng = numpy_rng("language", p["corpus"], seed, "batches")
-    return rng.integers(0, high, size=(int(p["steps"]), int(p["batch"])), dtype=np.int64)
+        raise ValueError(f"corpus {job.corpus!r}: its train split ({n_train} bytes) holds no "
+                         f"window of context + 1 = {job.context + 1} bytes")
+    rng = numpy_rng("language", job.corpus, seed, "batches")
+    return rng.integers(0, high, size=(job.steps, job.batch), dtype=np.int64)
 
 
 def rank_rows(matrices: np.ndarray, taus: tuple[float, ...]) -> dict[str, np.ndarray]:
     """Every estimator of each matrix of a stack (..., n, k) from float64 singular values:
-    estimator label → values (...,). Labels: r_eff, entropy, stable, numerical@τ."""
+    estimator label → values (...,). Labels: r_eff, entropy, stable, numerical@τ (``points.ESTIMATORS``)."""
     s = np.linalg.svd(np.asarray(matrices, dtype=np.float64), compute_uv=False)
-    out: dict[str, np.ndarray] = {"r_eff": np.asarray(energy_effective_rank(s), np.float64),
-                                  "entropy": np.asarray(entropy_effective_rank(s), np.float64),
-                                  "stable": np.asarray(stable_rank(s), np.float64)}
+    out: dict[str, np.ndarray] = {R_EFF: np.asarray(energy_effective_rank(s), np.float64),
+                                  ENTROPY: np.asarray(entropy_effective_rank(s), np.float64),
+                                  STABLE: np.asarray(stable_rank(s), np.float64)}
     for t in taus:
-        out[f"numerical@{t!r}"] = np.asarray(numerical_rank(s, t), np.float64)
+        out[f"{NUMERICAL}@{t!r}"] = np.asarray(numerical_rank(s, t), np.float64)
     return out
 
 
@@ -119,22 +120,20 @@ def tidy_ranks(step: int, seeds: list[int], static: np.ndarray, realized: np.nda
     return pd.concat(frames, ignore_index=True)
 
 
-def run_job(p: dict[str, Any], device: torch.device, checkpoint: Control | None = None
+def run_job(job: LanguageTrainJob, device: torch.device, checkpoint: Control | None = None
             ) -> tuple[pd.DataFrame, pd.DataFrame, dict[str, np.ndarray]]:
     """Train every seed of one corpus; returns (ranks table, loss table, final weights).
     ``checkpoint``: the job's checkpoint (resumed and saved, with the rank rows logged so far)."""
-    corpus, context = str(p["corpus"]), int(p["context"])
-    seeds = seed_indices(p)
-    taus = tuple(float(t) for t in p["taus"])
-    train_bytes, val_bytes = corpus_splits(p)
-    starts = np.stack([batch_starts(p, s, len(train_bytes)) for s in seeds])  # (M, steps, B)
+    corpus, context, taus = job.corpus, job.context, job.taus
+    seeds = seed_indices(job.seeds, job.seed_offset)
+    train_bytes, val_bytes = corpus_splits(job)
+    starts = np.stack([batch_starts(job, s, len(train_bytes)) for s in seeds])  # (M, steps, B)
     val = torch.as_tensor(windows(val_bytes, window_starts(len(val_bytes), context,
-                                                           int(p["mixer_inputs"])), context),
+                                                           job.mixer_inputs), context),
                           dtype=torch.int64, device=device)
     val = val[None].expand(len(seeds), -1, -1)  # (M, S, T + 1): the same windows for every seed
     gens = [torch_generator("language", "init", s) for s in seeds]
-    model = ByteTransformers(int(p["d_model"]), int(p["n_layers"]), int(p["n_heads"]), context,
-                             gens).to(device)
+    model = ByteTransformers(job.d_model, job.n_layers, job.n_heads, context, gens).to(device)
     log.info("language/%s: %d train, %d validation bytes; %d seeds; %d parameters per model",
              corpus, len(train_bytes), len(val_bytes), len(seeds),
              sum(q[0].numel() for q in model.parameters()))
@@ -158,11 +157,11 @@ def run_job(p: dict[str, Any], device: torch.device, checkpoint: Control | None 
         realized = mixers.cpu().numpy()
         frame = tidy_ranks(step, seeds, static, realized, taus)
         rank_frames.append(frame)
-        heads = frame[frame["estimator"] == "r_eff"].groupby("matrix")["value"].mean()
+        heads = frame[frame["estimator"] == R_EFF].groupby("matrix")["value"].mean()
         log.info("language/%s step %d/%d  mean train %.4f val %.4f bits/byte  mean R̃_eff static "
-                 "%.3f realized %.3f  %.1f s", corpus, step, int(p["steps"]),
-                 float(last["train"].mean()), float(val_loss.mean()), heads["static"],
-                 heads["realized"], time.perf_counter() - t0)
+                 "%.3f realized %.3f  %.1f s", corpus, step, job.steps,
+                 float(last["train"].mean()), float(val_loss.mean()), heads[STATIC],
+                 heads[REALIZED], time.perf_counter() - t0)
         return {"val_loss": val_loss}
 
     with torch.no_grad():  # step 0: the initialization
@@ -171,8 +170,7 @@ def run_job(p: dict[str, Any], device: torch.device, checkpoint: Control | None 
         first = {"step": 0, "train_loss": train0,
                  **{k: v.cpu().numpy() for k, v in evaluate(model, 0).items()}}
         model.train()
-    cfg = TrainConfig(steps=int(p["steps"]), lr=float(p["lr"]), warmup=float(p["warmup"]),
-                      log_every=int(p["log_every"]))
+    cfg = TrainConfig(steps=job.steps, lr=job.lr, warmup=job.warmup, log_every=job.log_every)
     def set_frames(frames: list[pd.DataFrame]) -> None:
         rank_frames[:] = frames
 
@@ -188,8 +186,8 @@ def run_job(p: dict[str, Any], device: torch.device, checkpoint: Control | None 
 
     ranks = pd.concat(rank_frames, ignore_index=True)
     ranks.insert(0, "corpus", corpus)
-    for k in CONFIG_KEYS:
-        ranks[k] = int(p[k])
+    for k, value in config_columns(job).items():
+        ranks[k] = value
     ranks = ranks.sort_values(["seed", "step"], kind="stable").reset_index(drop=True)
 
     weights = {name.replace(".", "_"): q.detach().double().cpu().numpy()
@@ -203,5 +201,5 @@ def run_job(p: dict[str, Any], device: torch.device, checkpoint: Control | None 
 def step(job: LanguageTrainJob, device: torch.device, control: Control | None = None
          ) -> dict[str, Any]:
     """The language_train step: the ``ranks`` and ``loss`` tables and the ``weights`` arrays."""
-    ranks, loss, weights = run_job(job.to_dict(), device, control)
+    ranks, loss, weights = run_job(job, device, control)
     return {"ranks": ranks, "loss": loss, "weights": weights}

@@ -14,14 +14,14 @@ import pandas as pd
 
 from attnrank.core.style import PALETTE, shared_legend
 from attnrank.language.correlation import correlation
-from attnrank.language.points import HEADLINE, Measure, complexity_points
+from attnrank.language.points import HEADLINE, R_EFF, REALIZED, STATIC, Measure, complexity_points
 
 PAPER = "A"
 TABLES = ('language_ranks', 'language_corpora')  # the tables this figure reads (by file stem)
 
 
-PANELS = (HEADLINE, Measure("realized", "r_eff"))
-TITLES = {"static": r"static kernel $W_Q W_K^\top$", "realized": "realized mixer (attention matrix)"}
+PANELS = (HEADLINE, Measure(REALIZED, R_EFF))
+TITLES = {STATIC: r"static kernel $W_Q W_K^\top$", REALIZED: "realized mixer (attention matrix)"}
 
 
 def corpus_colors(corpora: list[str]) -> dict[str, Any]:

@@ -19,8 +19,9 @@ import pandas as pd
 import torch
 
 from attnrank.core.control import Control, phase_of
-from attnrank.core.train import TrainConfig, train
-from attnrank.minip.experiments.train import JobData, _mse, build_model, evaluate_in_chunks
+from attnrank.core.train import train
+from attnrank.minip.experiments.train import JobData, _mse, build_model, evaluate_in_chunks, recipe
+from attnrank.minip.families import KERNEL, Group
 from attnrank.minip.models import KernelAttention
 
 if TYPE_CHECKING:
@@ -48,22 +49,22 @@ def set_vocab_construction(model: KernelAttention, vocab: torch.Tensor, beta: fl
         model.b_out.zero_()
 
 
-def run_capacity(params: dict[str, Any], device: torch.device,
+def run_capacity(job: MinipCapacityJob, device: torch.device,
                  checkpoint: Control | None = None) -> pd.DataFrame:
-    """params: experiment, instance (one of INSTANCES), seeds, data (random, table-able m),
-    lr, warmup, log_every, batch, steps, long_steps, beta, eval_sequences. ``checkpoint``: the
-    job's checkpoint (resumed and saved; a core.control.Control)."""
-    inst = params["instance"]
+    """Train one instance (one of INSTANCES) of the probe: a table-feature kernel head of rank
+    r = V on random tokens of a table-able m. ``checkpoint``: the job's checkpoint (resumed and
+    saved; a core.control.Control)."""
+    inst = job.instance
     if inst not in INSTANCES:
         raise ValueError(f"capacity instance must be one of {INSTANCES}, got {inst!r}")
-    data = JobData(params | {"feature_map": "table"}, device)
+    data = JobData(job, device)
     if data.vocab is None:
         raise ValueError("the capacity probe needs an enumerable vocabulary (m ≤ 16)")
-    rank = int(data.vocab.shape[0])
-    steps = int(params["long_steps"] if inst == "scratch_long" else params["steps"])
-    model = build_model("kernel", rank, data, params | {"feature_map": "table"}, f"kernel-r{rank}")
+    group = Group(KERNEL, int(data.vocab.shape[0]))
+    steps = job.long_steps if inst == "scratch_long" else job.steps
+    model = build_model(group, data, job, "table")
     if inst == "construction":
-        set_vocab_construction(model, data.vocab, float(params["beta"]))
+        set_vocab_construction(model, data.vocab, job.beta)
     model = model.to(device)
 
     def evaluate(mdl: KernelAttention, step: int) -> dict[str, torch.Tensor]:
@@ -71,8 +72,7 @@ def run_capacity(params: dict[str, Any], device: torch.device,
 
     with torch.no_grad():
         start = {k: v.cpu().numpy() for k, v in evaluate(model, 0).items()}
-    cfg = TrainConfig(steps=steps, lr=float(params["lr"]), warmup=float(params["warmup"]),
-                      log_every=int(params["log_every"]))
+    cfg = recipe(job, steps)
     stream = data.batch_fn()
     rows = train(model, stream, _mse, cfg, evaluate, desc=f"capacity/{inst}",
                  checkpoint=phase_of(checkpoint, "train", stream.generators))
@@ -81,10 +81,10 @@ def run_capacity(params: dict[str, Any], device: torch.device,
     df = pd.DataFrame(rows)
     df["model_index"] = np.asarray(data.seeds)[df["model_index"].to_numpy()]
     df = df.rename(columns={"model_index": "seed"})
-    df.insert(0, "experiment", params["experiment"])
+    df.insert(0, "experiment", job.experiment)
     df.insert(1, "instance", inst)
-    df["model"] = "kernel"
-    df["rank"] = rank
+    df["model"] = group.family
+    df["rank"] = group.rank_column
     df["n_tokens"] = data.n_tokens
     df["m"] = data.m
     df["feature_map"] = "table"
@@ -96,4 +96,4 @@ def run_capacity(params: dict[str, Any], device: torch.device,
 def step(job: MinipCapacityJob, device: torch.device, control: Control | None = None
          ) -> dict[str, Any]:
     """The minip_capacity_train step: the ``metrics`` table."""
-    return {"metrics": run_capacity(job.to_dict(), device, control)}
+    return {"metrics": run_capacity(job, device, control)}

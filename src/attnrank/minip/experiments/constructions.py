@@ -18,6 +18,7 @@ import torch
 
 from attnrank.core.seeding import torch_generator
 from attnrank.minip.experiments.train import evaluate_in_chunks
+from attnrank.minip.families import DENSE, KERNEL, NO_RANK
 from attnrank.minip.models import dense_construction, exponential_construction, rank1_construction
 from attnrank.minip.task import sample_sequences, token_vocab, witness_family
 
@@ -50,25 +51,25 @@ def _row(name: str, rank: int, n_tokens: int, m: int, beta: float | None, eval_s
             **{k: float(v[0]) for k, v in metrics.items()}}
 
 
-def run_constructions(params: dict[str, Any]) -> pd.DataFrame:
-    """params: seed_offset (the one seed index of the evaluation draws), tokens, eval_sequences,
-    rank1_m, lengths, exp_ms, exp_betas, dense_ms, dense_beta,
-    witness {blocks, width}."""
-    n_eval, tokens = int(params["eval_sequences"]), params["tokens"]
+def run_constructions(job: MinipConstructionsJob) -> pd.DataFrame:
+    """Every construction of the job on fresh sequences (one draw, seed index ``seed_offset``),
+    the 2^m-feature heads also in closed form on every ordered triple, and the dense and rank-1
+    heads on the job's witness family."""
+    n_eval, tokens = job.eval_sequences, job.tokens
     rows = []
 
     def fresh(n_tokens: int, m: int) -> torch.Tensor:
-        gen = torch_generator("constructions", f"N{n_tokens}-m{m}", int(params["seed_offset"]), "eval")
+        gen = torch_generator("constructions", f"N{n_tokens}-m{m}", job.seed_offset, "eval")
         return sample_sequences([gen], n_eval, n_tokens, m, tokens)
 
     with torch.no_grad():
-        m1 = int(params["rank1_m"])
-        for n in params["lengths"]:
+        m1 = job.rank1_m
+        for n in job.lengths:
             rows.append(_row("rank1", 1, n, m1, None, "random",
                              evaluate_in_chunks(rank1_construction(m1), fresh(n, m1))))
-        for m in params["exp_ms"]:
+        for m in job.exp_ms:
             x = fresh(3, m)
-            for beta in params["exp_betas"]:
+            for beta in job.exp_betas:
                 model = exponential_construction(m, float(beta))
                 rows.append(_row("exp_features", 2**m, 3, m, beta, "random",
                                  evaluate_in_chunks(model, x, chunk=1024)))
@@ -77,13 +78,12 @@ def run_constructions(params: dict[str, Any]) -> pd.DataFrame:
                              "beta": beta, "eval_set": "all_triples", "worst_case_error": worst,
                              "sequence_accuracy": float(worst < 0.5),
                              "position_error": np.nan, "mse": np.nan})
-        beta_d = float(params["dense_beta"])
-        for m in params["dense_ms"]:
-            rows.append(_row("dense", -1, 3, m, beta_d, "random",
+        beta_d = float(job.dense_beta)
+        for m in job.dense_ms:
+            rows.append(_row(DENSE, NO_RANK, 3, m, beta_d, "random",
                              evaluate_in_chunks(dense_construction(m, beta_d), fresh(3, m))))
-        wit = params["witness"]
-        fam = witness_family(wit["blocks"], wit["width"])[None]
-        rows.append(_row("dense", -1, 3, fam.shape[-1], beta_d, "witness",
+        fam = witness_family(job.witness.blocks, job.witness.width)[None]
+        rows.append(_row(DENSE, NO_RANK, 3, fam.shape[-1], beta_d, "witness",
                          evaluate_in_chunks(dense_construction(fam.shape[-1], beta_d), fam)))
         rows.append(_row("rank1", 1, 3, fam.shape[-1], None, "witness",
                          evaluate_in_chunks(rank1_construction(fam.shape[-1]), fam)))
@@ -101,7 +101,7 @@ def information_bound(trained: pd.DataFrame, float_bits: int = 32, layers: int =
     ``trained``: final rows of the kernel models (experiment, n_tokens, m, rank, seed,
     test_sequence_accuracy).
     """
-    k = trained[trained["model"] == "kernel"]
+    k = trained[trained["model"] == KERNEL]
     g = (k.groupby(["experiment", "feature_map", "n_tokens", "m", "rank"], as_index=False)
          .agg(median_sequence_accuracy=("test_sequence_accuracy", "median"),
               seeds=("seed", "nunique")))
@@ -117,7 +117,7 @@ def information_bound(trained: pd.DataFrame, float_bits: int = 32, layers: int =
 
 def step(job: MinipConstructionsJob) -> dict[str, Any]:
     """The minip_constructions step: the ``out`` table of the hand-built heads."""
-    return {"out": run_constructions(job.to_dict())}
+    return {"out": run_constructions(job)}
 
 
 def information_bound_step(job: InformationBoundJob, inputs: Sequence[str | Path]

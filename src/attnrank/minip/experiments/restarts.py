@@ -22,6 +22,7 @@ from __future__ import annotations
 import contextlib
 import logging
 from collections.abc import Iterator, Sequence
+from dataclasses import replace
 from typing import TYPE_CHECKING, Any
 
 import numpy as np
@@ -34,24 +35,15 @@ from torch.optim.optimizer import (
 )
 
 from attnrank.core.control import Control, phase_of
-from attnrank.core.train import TrainConfig, train
-from attnrank.minip.experiments.train import GroupedHeads, JobData, build_model
+from attnrank.core.train import train
+from attnrank.minip.experiments.train import GroupedHeads, JobData, build_model, recipe
+from attnrank.minip.families import Group
 from attnrank.minip.task import MAX_VOCAB_BITS
 
 if TYPE_CHECKING:
     from attnrank.minip.jobs import MinipRestartsJob
 
 log = logging.getLogger("attnrank.minip_restarts")
-
-
-def model_group(model: str) -> tuple[str, int | None, str]:
-    """A case's model name → (kind, rank, init tag) as the training job builds it: ``dense`` →
-    ("dense", None, "dense"); ``r32`` → ("kernel", 32, "kernel-r32")."""
-    if model == "dense":
-        return "dense", None, "dense"
-    if not (model.startswith("r") and model[1:].isdigit() and int(model[1:]) >= 1):
-        raise ValueError(f"restart model must be 'dense' or 'r<rank>', got {model!r}")
-    return "kernel", int(model[1:]), f"kernel-r{int(model[1:])}"
 
 
 @contextlib.contextmanager
@@ -87,64 +79,63 @@ def lr_factors(heads: Sequence[nn.Module], factors: Sequence[float]) -> Iterator
             h.remove()
 
 
-def run_restarts(params: dict[str, Any], device: torch.device,
+def run_restarts(job: MinipRestartsJob, device: torch.device,
                  checkpoint: Control | None = None) -> pd.DataFrame:
     """Train the case's model under every variant on every seed; return the tidy rows: one per
     (variant, logged step, seed) with the case's names, the factors, ``train_loss``, the held-out
     metrics, ``final`` and the case's criterion (claim, metric, rule, threshold) as columns.
     ``checkpoint``: the job's checkpoint, one phase per program (``x<step factor>``)."""
-    base = params["train"]
-    job = base | {"seeds": int(params["seeds"]), "log_every": int(params["log_every"])}
-    data = JobData(job, device)
-    if job["feature_map"] == "table" and data.vocab is None:
+    base = job.train
+    train_job = replace(base, seeds=job.seeds, log_every=job.log_every)
+    data = JobData(train_job, device)
+    if train_job.feature_map == "table" and data.vocab is None:
         raise ValueError(f"feature_map 'table' needs m ≤ {MAX_VOCAB_BITS}, got m={data.m}")
-    kind, rank, tag = model_group(params["model"])
-    variants = params["variants"]
+    group_id = Group.parse(job.model)
+    variants = job.variants
     frames = []
-    for step_factor in sorted({int(v["step_factor"]) for v in variants}):
-        group = [v for v in variants if int(v["step_factor"]) == step_factor]
-        # every head of this program: the same init (build_model with the job's own tag)
-        heads = {v["name"]: build_model(kind, rank, data, job, tag) for v in group}
+    for step_factor in sorted({v.step_factor for v in variants}):
+        group = [v for v in variants if v.step_factor == step_factor]
+        # every head of this program: the same init (build_model with the group's own tag)
+        heads = {v.name: build_model(group_id, data, train_job, train_job.feature_map)
+                 for v in group}
         model = GroupedHeads(heads).to(device)
-        cfg = TrainConfig(steps=int(job["steps"]) * step_factor, lr=float(job["lr"]),
-                          warmup=float(job["warmup"]), log_every=int(job["log_every"]))
-        log.info("%s: %s × %d seeds, %d steps", params["case"], ", ".join(heads), len(data.seeds),
+        cfg = recipe(train_job, train_job.steps * step_factor)
+        log.info("%s: %s × %d seeds, %d steps", job.case, ", ".join(heads), len(data.seeds),
                  cfg.steps)
         stream = data.batch_fn()
-        with lr_factors(list(model.heads), [v["lr_factor"] for v in group]):
+        with lr_factors(list(model.heads), [v.lr_factor for v in group]):
             rows = train(model, stream, lambda mdl, batch: mdl.loss(batch), cfg,
                          lambda mdl, step: mdl.evaluate(data.eval_sets),
-                         desc=f"{params['case']} ×{step_factor} steps",
+                         desc=f"{job.case} ×{step_factor} steps",
                          checkpoint=phase_of(checkpoint, f"x{step_factor}", stream.generators))
         df = pd.DataFrame(rows)
         head, slot = np.divmod(df.pop("model_index").to_numpy(), len(data.seeds))
         df.insert(0, "seed", np.asarray(data.seeds)[slot])
-        df.insert(0, "variant", [group[h]["name"] for h in head])
-        df["lr_factor"] = [float(group[h]["lr_factor"]) for h in head]
+        df.insert(0, "variant", [group[h].name for h in head])
+        df["lr_factor"] = [float(group[h].lr_factor) for h in head]
         df["step_factor"] = step_factor
         df["steps_total"] = cfg.steps
         df["final"] = df["step"] == cfg.steps
         frames.append(df)
     out = pd.concat(frames, ignore_index=True)
-    order = {v["name"]: i for i, v in enumerate(variants)}
+    order = {v.name: i for i, v in enumerate(variants)}
     out = out.sort_values(["variant", "seed", "step"], key=lambda c: c.map(order)
                           if c.name == "variant" else c, kind="stable").reset_index(drop=True)
-    crit = params["criterion"]
-    front = {"case": params["case"], "experiment": base["experiment"],
-             "instance": base["instance"], "model": params["model"],
-             "rank": -1 if rank is None else rank}
+    crit = job.criterion
+    front = {"case": job.case, "experiment": base.experiment, "instance": base.instance,
+             "model": job.model, "rank": group_id.rank_column}
     for i, (k, v) in enumerate(front.items()):
         out.insert(i, k, v)
     out["m"] = data.m
-    out["lr"] = float(job["lr"]) * out["lr_factor"]
-    out["claim"] = crit["claim"]
-    out["criterion_metric"] = crit["metric"]
-    out["criterion_rule"] = crit["rule"]
-    out["criterion_threshold"] = float(crit["threshold"])
+    out["lr"] = float(train_job.lr) * out["lr_factor"]
+    out["claim"] = crit.claim
+    out["criterion_metric"] = crit.metric
+    out["criterion_rule"] = crit.rule
+    out["criterion_threshold"] = float(crit.threshold)
     return out
 
 
 def step(job: MinipRestartsJob, device: torch.device, control: Control | None = None
          ) -> dict[str, Any]:
     """The minip_restarts_train step: the ``metrics`` table of every restart."""
-    return {"metrics": run_restarts(job.to_dict(), device, control)}
+    return {"metrics": run_restarts(job, device, control)}

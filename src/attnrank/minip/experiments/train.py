@@ -1,10 +1,8 @@
 """Paper B jobs: train every kernel-attention rank group (and dense) of one Min-IP task instance.
 
-A job's parameters (one JSON object, resolved by the workflow from config.yaml) are:
+The job is a ``minip.jobs.MinipTrainJob``:
     experiment, instance          names used in the seed scheme and the tables
-    data: {"kind": "random", "n_tokens", "m", "tokens"} |
-          {"kind": "witness", "blocks", "width"} |
-          {"kind": "pools", "n_tokens", "m", "tokens", "train_pool", "test_pool", "share_tokens"}
+    data                          RandomData | WitnessData | PoolsData (minip.jobs)
     feature_map, feature, hidden  the kernel heads' feature map
     ranks, seeds, dense           the models: kernel rank groups, seed count, dense baseline on/off
     batch (0 = full batch), steps, lr, warmup, log_every, eval_sequences
@@ -23,11 +21,12 @@ from torch import nn
 from attnrank.core.control import Control, phase_of
 from attnrank.core.seeding import seed_indices, torch_generator
 from attnrank.core.train import Stream, TrainConfig, train
+from attnrank.minip.families import DENSE, NO_FEATURE_MAP, Group, job_groups
 from attnrank.minip.models import (
-    DenseAttention,
-    KernelAttention,
+    HeadOptions,
     MinIPHead,
     TokenIds,
+    build_head,
     forward_bits,
     forward_tokens,
 )
@@ -42,7 +41,7 @@ from attnrank.minip.task import (
 )
 
 if TYPE_CHECKING:
-    from attnrank.minip.jobs import MinipTrainJob
+    from attnrank.minip.jobs import MinipCapacityJob, MinipTrainJob
 
 log = logging.getLogger("attnrank.minip")
 
@@ -133,47 +132,47 @@ class JobData:
     path; the tokens are the same either way.
     """
 
-    def __init__(self, params: dict[str, Any], device: torch.device) -> None:
-        self.params, self.device = params, device
-        self.seeds = seed_indices(params)
-        data = params["data"]
-        self.kind = data["kind"]
-        exp, inst = params["experiment"], params["instance"]
+    def __init__(self, job: MinipTrainJob | MinipCapacityJob, device: torch.device) -> None:
+        self.job, self.device = job, device
+        self.seeds = seed_indices(job.seeds, job.seed_offset)
+        data = job.data
+        self.kind = data.kind
+        exp, inst = job.experiment, job.instance
         n_seeds = len(self.seeds)
         ids: dict[str, torch.Tensor] = {}  # split → token ids (M, E, N), when a vocabulary exists
         bits: dict[str, torch.Tensor] = {}  # split → bits (M, E, N, m), when none does
         if self.kind in ("random", "pools"):
-            self.n_tokens, self.m, self.tokens = data["n_tokens"], data["m"], data["tokens"]
+            self.n_tokens, self.m, self.tokens = data.n_tokens, data.m, data.tokens
             self.vocab = token_vocab(self.m, self.tokens) if self.m <= MAX_VOCAB_BITS else None
         if self.kind == "random":
             gens = [torch_generator(exp, inst, s, "eval") for s in self.seeds]
             if self.vocab is not None:
-                ids["test"] = self._random_ids(gens, int(params["eval_sequences"]))
+                ids["test"] = self._random_ids(gens, job.eval_sequences)
             else:
-                bits["test"] = sample_sequences(gens, int(params["eval_sequences"]), self.n_tokens,
-                                                self.m, self.tokens)
-            self.train_size = int(params["batch"])
+                bits["test"] = sample_sequences(gens, job.eval_sequences, self.n_tokens, self.m,
+                                                self.tokens)
+            self.train_size = job.batch
         elif self.kind == "witness":
-            fam = witness_family(data["blocks"], data["width"])
+            fam = witness_family(data.blocks, data.width)
             self.n_tokens, self.m = 3, fam.shape[-1]
             self.vocab = torch.unique(fam.reshape(-1, self.m), dim=0)
             ids["test"] = token_ids(fam, self.vocab).expand(n_seeds, -1, -1)
             self.train_size = fam.shape[0]
         elif self.kind == "pools":
-            pools = [disjoint_pools(torch_generator(exp, inst, s, "pools"), data["train_pool"],
-                                    data["test_pool"], self.n_tokens, self.m, self.tokens,
-                                    share_tokens=data.get("share_tokens", True))
+            pools = [disjoint_pools(torch_generator(exp, inst, s, "pools"), data.train_pool,
+                                    data.test_pool, self.n_tokens, self.m, self.tokens,
+                                    share_tokens=data.share_tokens)
                      for s in self.seeds]
             train_pool = torch.stack([p[0] for p in pools])
             test_pool = torch.stack([p[1] for p in pools])
-            n_eval = min(int(params["eval_sequences"]), data["train_pool"])
+            n_eval = min(job.eval_sequences, data.train_pool)
             if self.vocab is not None:
                 self.pool = token_ids(train_pool, self.vocab)
                 ids["train"], ids["test"] = self.pool[:, :n_eval], token_ids(test_pool, self.vocab)
             else:
                 self.pool = train_pool
                 bits["train"], bits["test"] = train_pool[:, :n_eval], test_pool
-            self.train_size = int(params["batch"]) or data["train_pool"]
+            self.train_size = job.batch or data.train_pool
         else:
             raise ValueError(f"data.kind must be random, witness or pools, got {self.kind!r}")
         n_vocab = None if self.vocab is None else self.vocab.shape[0]
@@ -194,8 +193,7 @@ class JobData:
     def batch_fn(self) -> Stream:
         """The training stream, one per job (every group trains on it): step → MinIPBatch, with
         the generators it draws from (none for a fixed batch)."""
-        p, exp, inst = self.params, self.params["experiment"], self.params["instance"]
-        batch = int(p["batch"])
+        exp, inst, batch = self.job.experiment, self.job.instance, self.job.batch
         dev = self.device
         if self.kind == "witness" or (self.kind == "pools" and batch == 0):
             fixed = (self.eval_sets["test"] if self.kind == "witness"
@@ -232,14 +230,13 @@ def _mse(model: MinIPHead, batch: MinIPBatch) -> torch.Tensor:
     return ((predict(model, batch) - batch.targets) ** 2).mean(dim=(1, 2))
 
 
-def build_model(kind: str, rank: int | None, data: JobData, params: dict[str, Any],
-                tag: str) -> MinIPHead:
-    gens = [torch_generator(params["experiment"], params["instance"], s, tag) for s in data.seeds]
-    if kind == "dense":
-        return DenseAttention(data.m, gens)
-    return KernelAttention(data.m, int(rank), gens, feature_map=params["feature_map"],
-                           vocab=data.vocab, hidden=int(params.get("hidden", 32)),
-                           feature=params.get("feature", "exp"))
+def build_model(group: Group, data: JobData, job: MinipTrainJob | MinipCapacityJob,
+                feature_map: str) -> MinIPHead:
+    """The head of ``group`` for every seed of the job: model k's init from
+    torch_generator(experiment, instance, seed k, group.tag) only."""
+    gens = [torch_generator(job.experiment, job.instance, s, group.tag) for s in data.seeds]
+    return build_head(group, data.m, gens, HeadOptions(feature_map, job.hidden, job.feature,
+                                                       data.vocab))
 
 
 class GroupedHeads(nn.Module):
@@ -279,50 +276,49 @@ class GroupedHeads(nn.Module):
         return out
 
 
-def run_job(params: dict[str, Any], device: torch.device, checkpoint: Control | None = None
+def recipe(job: MinipTrainJob | MinipCapacityJob, steps: int | None = None) -> TrainConfig:
+    """The job's optimizer recipe (``steps``: another step count than the job's)."""
+    return TrainConfig(steps=job.steps if steps is None else steps, lr=job.lr, warmup=job.warmup,
+                       log_every=job.log_every)
+
+
+def run_job(job: MinipTrainJob, device: torch.device, checkpoint: Control | None = None
             ) -> tuple[pd.DataFrame, dict[str, np.ndarray]]:
     """Train every group of the job together; return (metrics rows, final weights by
     'tag/param'). ``checkpoint``: the job's checkpoint (resumed and saved; a core.control.Control)."""
-    data = JobData(params, device)
-    if params["feature_map"] == "table" and data.vocab is None:
+    data = JobData(job, device)
+    if job.feature_map == "table" and data.vocab is None:
         raise ValueError(f"feature_map 'table' needs m ≤ {MAX_VOCAB_BITS}, got m={data.m}")
-    cfg = TrainConfig(steps=int(params["steps"]), lr=float(params["lr"]),
-                      warmup=float(params["warmup"]), log_every=int(params["log_every"]))
-    groups: list[tuple[str, int | None]] = [("kernel", int(r)) for r in params["ranks"]]
-    if params.get("dense", True):
-        groups.append(("dense", None))
-    heads = {}
-    for kind, rank in groups:
-        tag = "dense" if kind == "dense" else f"kernel-r{rank}"
-        heads[tag] = build_model(kind, rank, data, params, tag)
+    cfg = recipe(job)
+    groups = job_groups(job.ranks, job.dense)
+    heads = {g.tag: build_model(g, data, job, job.feature_map) for g in groups}
     model = GroupedHeads(heads).to(device)
-    log.info("%s/%s: %d groups × %d seeds, %s path", params["experiment"], params["instance"],
+    log.info("%s/%s: %d groups × %d seeds, %s path", job.experiment, job.instance,
              len(groups), len(data.seeds), "vocabulary" if data.vocab_path else "direct")
     stream = data.batch_fn()
     rows = train(model, stream, lambda mdl, batch: mdl.loss(batch), cfg,
                  lambda mdl, step: mdl.evaluate(data.eval_sets),
-                 desc=f"{params['experiment']}/{params['instance']}",
+                 desc=f"{job.experiment}/{job.instance}",
                  checkpoint=phase_of(checkpoint, "train", stream.generators))
     df = pd.DataFrame(rows)
     group, slot = np.divmod(df.pop("model_index").to_numpy(), len(data.seeds))
     df.insert(1, "seed", np.asarray(data.seeds)[slot])
-    df.insert(0, "model", [groups[g][0] for g in group])
-    df.insert(1, "rank", [-1 if groups[g][1] is None else groups[g][1] for g in group])
+    df.insert(0, "model", [groups[g].family for g in group])
+    df.insert(1, "rank", [groups[g].rank_column for g in group])
     df["group"] = group  # the trainer's rows come step by step: order them group by group
     df = df.sort_values(["group", "step", "seed"], kind="stable").drop(columns="group")
     weights = {f"{tag}/{name}": val.detach().cpu().numpy()
                for tag, head in zip(model.tags, model.heads, strict=True)
                for name, val in head.state_dict().items()}
     out = df.reset_index(drop=True)
-    data_cfg = params["data"]
-    out.insert(0, "experiment", params["experiment"])
-    out.insert(1, "instance", params["instance"])
+    out.insert(0, "experiment", job.experiment)
+    out.insert(1, "instance", job.instance)
     out["n_tokens"] = data.n_tokens
     out["m"] = data.m
-    out["data_kind"] = data_cfg["kind"]
-    out["feature_map"] = np.where(out["model"] == "dense", "none", params["feature_map"])
+    out["data_kind"] = job.data.kind
+    out["feature_map"] = np.where(out["model"] == DENSE, NO_FEATURE_MAP, job.feature_map)
     out["steps_total"] = cfg.steps
-    out["batch"] = int(params["batch"])
+    out["batch"] = job.batch
     out["final"] = out["step"] == cfg.steps
     return out, weights
 
@@ -330,5 +326,5 @@ def run_job(params: dict[str, Any], device: torch.device, checkpoint: Control | 
 def step(job: MinipTrainJob, device: torch.device, control: Control | None = None
          ) -> dict[str, Any]:
     """The minip_train step: the job's outputs by name (``metrics`` table, ``weights`` arrays)."""
-    metrics, weights = run_job(job.to_dict(), device, control)
+    metrics, weights = run_job(job, device, control)
     return {"metrics": metrics, "weights": weights}

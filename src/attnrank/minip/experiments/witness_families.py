@@ -38,9 +38,10 @@ import pandas as pd
 import torch
 
 from attnrank.core.columns import TEST_WORST_CASE_ERROR
-from attnrank.core.quantities import kernel_rows, witness_lower_bound
 from attnrank.core.seeding import torch_generator
+from attnrank.minip.families import KERNEL, Group
 from attnrank.minip.models import KernelAttention, forward_bits
+from attnrank.minip.quantities import kernel_rows, witness_lower_bound
 from attnrank.minip.task import minip_targets, witness_family
 from attnrank.minip.witness_sweep import family_summary
 
@@ -83,15 +84,15 @@ def rebuild_heads(weights: Mapping[str, np.ndarray], m: int, vocab: torch.Tensor
                   feature: str) -> dict[int, KernelAttention]:
     """The table-feature kernel heads of a training job from its final weights ('kernel-r<r>/
     <param>' → (M, …) arrays; a dense baseline is left out): rank → head with M models."""
-    ranks = sorted({int(k.split("/")[0].removeprefix("kernel-r")) for k in weights
-                    if k.startswith("kernel-r")})
+    groups = sorted({Group.from_tag(k.split("/")[0]) for k in weights}, key=lambda g: g.rank_column)
     heads = {}
-    for r in ranks:
-        n_models = weights[f"kernel-r{r}/table"].shape[0]
+    for g in (g for g in groups if g.family == KERNEL):
+        r = int(g.rank)
+        n_models = weights[f"{g.tag}/table"].shape[0]
         # the initialization is overwritten by the trained weights right away
         gens = [torch_generator("witness_families", "rebuild", k) for k in range(n_models)]
         head = KernelAttention(m, r, gens, feature_map="table", vocab=vocab, feature=feature)
-        head.load_state_dict({name: torch.from_numpy(np.asarray(weights[f"kernel-r{r}/{name}"]))
+        head.load_state_dict({name: torch.from_numpy(np.asarray(weights[f"{g.tag}/{name}"]))
                               for name in head.state_dict()})
         heads[r] = head.eval()
     return heads
@@ -249,26 +250,26 @@ def summary_with_diagnostic(table: pd.DataFrame, cutoff: float) -> pd.DataFrame:
     return pd.concat([summary, pd.DataFrame(rows).reset_index(drop=True)], axis=1)
 
 
-def witness_families_tables(inputs: Sequence[str | Path], job: dict[str, Any]
+def witness_families_tables(inputs: Sequence[str | Path], job: WitnessFamiliesTableJob
                             ) -> tuple[pd.DataFrame, pd.DataFrame]:
     """(table, summary) of the sweep. ``inputs``: metrics and weights per family, in the job's
-    family order; ``job``: a ``WitnessFamiliesTableJob`` as a dict."""
+    family order."""
     from attnrank.core.io import read_table
 
-    families, cutoff = job["families"], float(job["worst_case_cutoff"])
+    families, cutoff = job.families, float(job.worst_case_cutoff)
     if len(inputs) != 2 * len(families):
         raise ValueError(f"expected a metrics table and a weights file per family "
                          f"({2 * len(families)} inputs), got {len(inputs)}")
     parts = []
     for fam, metrics_path, weights_path in zip(families, inputs[::2], inputs[1::2], strict=True):
         if Path(metrics_path).suffix != ".parquet" or Path(weights_path).suffix != ".npz":
-            raise ValueError(f"family K={fam['blocks']}, w={fam['width']}: expected metrics "
+            raise ValueError(f"family K={fam.blocks}, w={fam.width}: expected metrics "
                              f"(.parquet) then weights (.npz), got {metrics_path}, {weights_path}")
-        log.info("witness family K=%d, w=%d from %s", fam["blocks"], fam["width"], metrics_path)
+        log.info("witness family K=%d, w=%d from %s", fam.blocks, fam.width, metrics_path)
         with np.load(weights_path) as npz:
             weights = {k: npz[k] for k in npz.files}
-        parts.append(family_rows(read_table(metrics_path), weights, fam["blocks"], fam["width"],
-                                 job["feature"], cutoff))
+        parts.append(family_rows(read_table(metrics_path), weights, fam.blocks, fam.width,
+                                 job.feature, cutoff))
     table = pd.concat(parts, ignore_index=True)
     return table, summary_with_diagnostic(table, cutoff)
 
@@ -276,5 +277,5 @@ def witness_families_tables(inputs: Sequence[str | Path], job: dict[str, Any]
 def step(job: WitnessFamiliesTableJob, inputs: Sequence[str | Path]) -> dict[str, Any]:
     """The minip_witness_families step: the per-(family, rank, seed) ``out`` table and the
     per-family ``summary`` (also as ``csv``)."""
-    table, summary = witness_families_tables(inputs, job.to_dict())
+    table, summary = witness_families_tables(inputs, job)
     return {"out": table, "summary": summary, "csv": summary}

@@ -9,8 +9,9 @@ import matplotlib.pyplot as plt
 import pandas as pd
 
 from attnrank.core.columns import SEQUENCE_ACCURACY, TEST_SEQUENCE_ACCURACY
-from attnrank.core.quantities import kernel_rows
 from attnrank.core.style import PALETTE, dense_seeds, rank_axis, seed_points_and_median
+from attnrank.minip.families import DENSE
+from attnrank.minip.quantities import kernel_rows
 
 PAPER = "B"
 TABLES = ('minip_length_sweep', 'minip_constructions')  # the tables this figure reads (by file stem)
@@ -27,10 +28,10 @@ def plot(tables: dict[str, pd.DataFrame], params: dict[str, Any]) -> plt.Figure:
         color, halo = PALETTE[i % len(PALETTE)], len(lengths) - 1 - i  # shorter N drawn wider
         seed_points_and_median(ax, part, "rank", TEST_SEQUENCE_ACCURACY, color, f"N = {n}",
                                lw=1.4 + 1.6 * halo, ms=4 + 2.5 * halo)
-        dense = df[(df["model"] == "dense") & (df["n_tokens"] == n)][TEST_SEQUENCE_ACCURACY]
+        dense = df[(df["model"] == DENSE) & (df["n_tokens"] == n)][TEST_SEQUENCE_ACCURACY]
         groups.append((f"{n}", dense, color))
         c = cons[(cons["n_tokens"] == n) & (cons["eval_set"] == "random")
-                 & (cons["construction"] != "dense")]
+                 & (cons["construction"] != DENSE)]
         c = c[(c["construction"] == "rank1") | (c["m"] == part["m"].iloc[0])]
         ranks |= set(c["rank"])
         ax.scatter(c["rank"], c[SEQUENCE_ACCURACY], marker="*", s=90 * 2.2**halo, color=color,

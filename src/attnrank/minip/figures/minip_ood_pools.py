@@ -9,8 +9,9 @@ import matplotlib.pyplot as plt
 import pandas as pd
 
 from attnrank.core.columns import TEST_SEQUENCE_ACCURACY
-from attnrank.core.quantities import kernel_rows
 from attnrank.core.style import PALETTE, dense_seeds, rank_axis, seed_points_and_median
+from attnrank.minip.families import DENSE
+from attnrank.minip.quantities import kernel_rows
 
 PAPER = "B"
 TABLES = ('minip_ood',)  # the tables this figure reads (by file stem)
@@ -28,7 +29,7 @@ def plot(tables: dict[str, pd.DataFrame], params: dict[str, Any]) -> plt.Figure:
         label = f"{inst} (m = {part['m'].iloc[0]})"
         seed_points_and_median(ax, kernel_rows(part), "rank", TEST_SEQUENCE_ACCURACY, PALETTE[i],
                                label)
-        groups.append((str(inst), part[part["model"] == "dense"][TEST_SEQUENCE_ACCURACY],
+        groups.append((str(inst), part[part["model"] == DENSE][TEST_SEQUENCE_ACCURACY],
                        PALETTE[i]))
     for a in (ax, ax_dense):
         a.axhline(target, color="grey", ls=":", lw=1)

@@ -11,8 +11,6 @@ import numpy as np
 import pandas as pd
 
 from attnrank.core.columns import TEST_SEQUENCE_ACCURACY, WORST_CASE_ERROR
-from attnrank.core.quantities import kernel_rows
-from attnrank.core.stats import Growth, accuracy_cube, rank_growth, smallest_reaching
 from attnrank.core.style import (
     PALETTE,
     dense_seeds,
@@ -20,6 +18,9 @@ from attnrank.core.style import (
     seed_points_and_median,
     shared_legend,
 )
+from attnrank.minip.families import DENSE
+from attnrank.minip.growth import Growth, accuracy_cube, rank_growth, smallest_reaching
+from attnrank.minip.quantities import kernel_rows
 
 PAPER = "B"
 TABLES = ('minip_rank_vs_m', 'minip_constructions')  # the tables this figure reads (by file stem)
@@ -31,7 +32,7 @@ def _accuracy(ax: plt.Axes, ax_dense: plt.Axes, df: pd.DataFrame, target: float)
     for i, (m, part) in enumerate(sorted(kernel_rows(df).groupby("m"))):
         color = PALETTE[i % len(PALETTE)]
         seed_points_and_median(ax, part, "rank", TEST_SEQUENCE_ACCURACY, color, f"m = {m}")
-        dense = df[(df["model"] == "dense") & (df["m"] == m)][TEST_SEQUENCE_ACCURACY]
+        dense = df[(df["model"] == DENSE) & (df["m"] == m)][TEST_SEQUENCE_ACCURACY]
         groups.append((f"{m}", dense, color))
     for a in (ax, ax_dense):
         a.axhline(target, color="grey", ls=":", lw=1)

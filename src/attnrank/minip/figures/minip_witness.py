@@ -9,8 +9,9 @@ import matplotlib.pyplot as plt
 import pandas as pd
 
 from attnrank.core.columns import TEST_SEQUENCE_ACCURACY, TEST_WORST_CASE_ERROR
-from attnrank.core.quantities import kernel_rows, witness_lower_bound
 from attnrank.core.style import PALETTE, dense_seeds, rank_axis, seed_points_and_median
+from attnrank.minip.families import DENSE
+from attnrank.minip.quantities import kernel_rows, witness_lower_bound
 
 PAPER = "B"
 TABLES = ('minip_witness', 'minip_constructions')  # the tables this figure reads (by file stem)
@@ -28,7 +29,7 @@ def _panel(ax: plt.Axes, ax_dense: plt.Axes, df: pd.DataFrame, col: str, label: 
         ax.axvline(rank, color=color, ls=style, lw=1.1, label=text, zorder=1)
     rank_axis(ax, "x", sorted(set(kern["rank"]) | {m[0] for m in marks}))
     ax.set_ylabel(label)
-    dense = df[df["model"] == "dense"]
+    dense = df[df["model"] == DENSE]
     groups = [(f"{inst}\nrun", g[col], colors.get(inst, "black"))
               for inst, g in sorted(dense.groupby("instance"))]
     dense_seeds(ax_dense, groups, "dense softmax\n(every seed)")
