@@ -7,7 +7,7 @@ trainer_ratio (family → loop / vectorized), trainer_gflops (family → GFLOP/s
 trainer_max_param_diff, machine (cores, cpu_model, torch, python), date, targets, runs.
 
     .venv/bin/python benchmarks/summary.py
-    .venv/bin/python -m attnrank readme-times     # then README's table from it
+    .venv/bin/python -m attnrank readme-times     # then docs/performance.md's table from it
 """
 
 from __future__ import annotations

@@ -1,4 +1,5 @@
-"""The held-out record and README section: the offset is read from the run's own sidecars."""
+"""The held-out record and its sections (one paragraph in README, the table in docs/results.md):
+the offset is read from the run's own sidecars."""
 
 from __future__ import annotations
 
@@ -47,3 +48,27 @@ def test_section_marks_moved_verdicts(tmp_path):
     out = render_readme("a\n<!-- heldout:start -->\nold\n<!-- heldout:end -->\nb", text,
                         "<!-- heldout:start -->", "<!-- heldout:end -->")
     assert "old" not in out and "TT-3" in out
+
+
+def test_update_puts_one_paragraph_in_the_readme_and_the_table_in_docs(tmp_path):
+    from attnrank.publish.readme import update_heldout
+
+    ref = tmp_path / "ref"
+    ref.mkdir()
+    (ref / "claims.csv").write_text("id,paper,statement,measured,threshold,verdict,note,sweep\n"
+                                    "TT-1,B,s,m,t,pass,,\nTT-3,B,s,m,t,fail,,\n")
+    run = _run(tmp_path, [7], {"TT-1": "pass", "TT-3": "pass"})
+    (tmp_path / "record.json").write_text(json.dumps(heldout_record(run)))
+    markers = "<!-- heldout:start -->\nold\n<!-- heldout:end -->\n"
+    readme, doc = tmp_path / "README.md", tmp_path / "docs" / "results.md"
+    doc.parent.mkdir()
+    readme.write_text("# r\n" + markers)
+    doc.write_text("# d\n" + markers)
+    args = (readme, run / "claims.csv", tmp_path / "record.json", ref)
+    assert update_heldout(*args, check=True) and "old" in readme.read_text()  # check writes nothing
+    assert update_heldout(*args)
+    short, full = readme.read_text(), doc.read_text()
+    assert "differ from the reference: TT-3." in short and "| claim |" not in short
+    assert "[`docs/results.md`](docs/results.md#held-out-seeds)" in short
+    assert "| **TT-3** | fail | pass |" in full and "old" not in full
+    assert not update_heldout(*args)

@@ -1,5 +1,6 @@
 """README's results section is what `make readme` generates from results/reference, and every
-number in it comes from the reference's claims.csv."""
+number in it comes from the reference's claims.csv; docs/performance.md's time table is what
+`make bench` generates from benchmarks/results/summary.json."""
 
 import re
 from pathlib import Path
@@ -21,22 +22,67 @@ def test_make_readme_leaves_the_readme_unchanged():
         "README's results section is stale: run `make readme`"
 
 
+NUMBER = re.compile(r"\d+(?:\.\d+)?")
+COUNTS = re.compile(r"^(\d+) of (\d+) claims pass, (\d+) fail, (\d+) not run \(")
+CLAIM_LINE = re.compile(r"^- \*\*([^*]+)\*\* ")
+
+
+def _tokens(cells) -> set[str]:
+    """Every number of ``cells``, as whole tokens ("14.25" gives 14.25, never 4.2 or 25)."""
+    return {n for cell in cells for n in NUMBER.findall(str(cell))}
+
+
+def numbers_not_from_claims(section: str, table: pd.DataFrame) -> list[str]:
+    """What in ``section`` no cell of ``table`` (claims.csv) backs: the count line must state the
+    verdict counts; a claim's line ("- **TT-3** ...") may hold only numbers of that claim's row;
+    any other line only numbers of some cell. Each number is compared as a whole token."""
+    counts = table["verdict"].value_counts()
+    want = [int(counts.get("pass", 0)), len(table), int(counts.get("fail", 0)),
+            int(counts.get("not run", 0))]
+    rows = table.set_index("id")
+    every = _tokens(table.to_numpy().ravel())
+    bad, lines = [], section.splitlines()
+    head = COUNTS.match(lines[0]) if lines else None
+    if head is None or [int(g) for g in head.groups()] != want:
+        bad.append(f"count line {lines[0][:60] if lines else ''!r} ≠ {want}")
+    for line in lines[1:] if head else lines:
+        if line.startswith("<a href="):  # thumbnails: paths and names only
+            continue
+        claim = CLAIM_LINE.match(line)
+        allowed = _tokens([claim.group(1), *rows.loc[claim.group(1)]]) \
+            if claim and claim.group(1) in rows.index else every
+        bad += [f"{n} in {line[:40]!r}" for n in NUMBER.findall(line) if n not in allowed]
+    return bad
+
+
 @needs_reference
 def test_every_number_in_the_section_comes_from_claims_csv():
-    section = results_section(REFERENCE, ROOT)
-    text = "\n".join(line for line in section.splitlines() if not line.startswith("<a href="))
     table = pd.read_csv(REFERENCE / "claims.csv", dtype=str, keep_default_na=False)
-    counts = {str(len(table))} | {str(n) for n in table["verdict"].value_counts()} | {"0"}
-    source = (REFERENCE / "claims.csv").read_text()
-    for number in re.findall(r"\d+(?:\.\d+)?", text):
-        assert number in source or number in counts, number
+    assert numbers_not_from_claims(results_section(REFERENCE, ROOT), table) == []
 
 
 @needs_reference
-def test_every_reference_figure_is_a_thumbnail():
+def test_a_number_not_in_claims_csv_is_caught():
+    """The check above is not a substring search: a changed count, or a statement's 0.999 made
+    0.99 (a substring of a cell, so the old check passed it), is rejected."""
+    table = pd.read_csv(REFERENCE / "claims.csv", dtype=str, keep_default_na=False)
     section = results_section(REFERENCE, ROOT)
-    for png in sorted((REFERENCE / "figures").glob("*.png")):
-        assert f'src="results/reference/figures/{png.name}"' in section
+    n_pass = int(COUNTS.match(section).group(1))
+    assert numbers_not_from_claims(section.replace(f"{n_pass} of", f"{n_pass - 1} of", 1), table)
+    line = next(x for x in section.splitlines() if CLAIM_LINE.match(x) and "0.999" in x)
+    assert "0.99" in (REFERENCE / "claims.csv").read_text()  # what the substring check accepted
+    assert numbers_not_from_claims(section.replace(line, line.replace("0.999", "0.99")), table)
+
+
+@needs_reference
+def test_every_reference_figure_is_linked_and_each_wing_has_a_thumbnail():
+    section = results_section(REFERENCE, ROOT)
+    pngs = sorted((REFERENCE / "figures").glob("*.png"))
+    for png in pngs:
+        assert f"](results/reference/figures/{png.name})" in section, png.name
+    for wing in {png.stem.split("_")[0] for png in pngs}:
+        assert re.search(f'<img src="results/reference/figures/{wing}_[a-z_]+\\.png"', section), wing
+    assert section.count("<img ") == len({png.stem.split("_")[0] for png in pngs})
 
 
 def test_render_replaces_only_between_the_markers():
@@ -114,8 +160,15 @@ def test_time_table_goes_between_its_markers_only():
 
 
 @pytest.mark.skipif(not SUMMARY.exists(), reason="no benchmarks/results/summary.json")
-def test_readme_time_table_is_what_summary_json_gives():
+def test_performance_time_table_is_what_summary_json_gives():
     from attnrank.publish.readme import update_times
 
-    assert not update_times(ROOT / "README.md", SUMMARY, check=True), \
-        "README's time table is stale: run `make bench` (or `python -m attnrank readme-times`)"
+    assert not update_times(ROOT / "docs" / "performance.md", SUMMARY, check=True), \
+        "docs/performance.md's time table is stale: run `make bench` (or `python -m attnrank " \
+        "readme-times --readme docs/performance.md`)"
+
+
+def test_make_bench_writes_the_time_table_into_docs_performance():
+    bench = (ROOT / "Makefile").read_text().split("\nbench:")[1].split("\n\n")[0]
+    assert "readme-times --readme docs/performance.md" in bench
+    assert "<!-- times:start -->" not in (ROOT / "README.md").read_text()

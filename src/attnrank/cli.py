@@ -720,9 +720,10 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--reference", default="results/reference")
     p.set_defaults(func=cmd_heldout)
 
-    p = sub.add_parser("readme-times", help="rewrite README's run-time table from "
-                       "benchmarks/results/summary.json (make bench)")
-    p.add_argument("--readme", default="README.md")
+    p = sub.add_parser("readme-times", help="rewrite the run-time table of docs/performance.md "
+                       "from benchmarks/results/summary.json (make bench)")
+    p.add_argument("--readme", default="docs/performance.md",
+                   help="the file holding the table between its markers")
     p.add_argument("--summary", default="benchmarks/results/summary.json")
     p.add_argument("--check", action="store_true", help="write nothing; exit 1 when it differs")
     p.set_defaults(func=cmd_readme_times)

@@ -1,14 +1,22 @@
 """The README's generated sections: results (``make readme``) and run times (``make bench``).
 
-The text between ``<!-- results:start -->`` and ``<!-- results:end -->`` is rewritten from
-``results/reference/claims.csv`` (counts, verdicts per paper, and the statement, measured values
-and note of every claim that did not pass) and links every PNG under
-``results/reference/figures/`` as a thumbnail, in registry order. Every number in the section comes
-from claims.csv; nothing is typed by hand. Standard library and pandas only.
+The text between ``<!-- results:start -->`` and ``<!-- results:end -->`` is the README's compact
+results: it is rewritten from ``results/reference/claims.csv`` (counts, the ids that pass, fail or
+were not run per paper, and one line per claim that did not pass: its statement and, where the
+claim sweeps a value, its verdict at every value), shows the first figure of every wing
+(``minip``, ``entropic``, ``language``) as a thumbnail and links every PNG under
+``results/reference/figures/``, in registry order. What each claim measured, its threshold and
+note are in ``claims.md`` beside the CSV, which the section links. Every number in the section
+comes from claims.csv; nothing is typed by hand. Standard library and pandas only.
 
-The text between ``<!-- times:start -->`` and ``<!-- times:end -->`` is the run-time table,
-rendered from ``benchmarks/results/summary.json`` (``build_summary`` makes that record from the
-benchmarks' own files; ``times_section`` renders it; ``make bench`` does both).
+The held-out section (``<!-- heldout:start -->`` … ``<!-- heldout:end -->``, ``make heldout``)
+is one paragraph in the README (counts and the verdicts that moved) and the whole verdict table
+in ``docs/results.md``.
+
+The text between ``<!-- times:start -->`` and ``<!-- times:end -->`` is the run-time table of
+``docs/performance.md``, rendered from ``benchmarks/results/summary.json`` (``build_summary``
+makes that record from the benchmarks' own files; ``times_section`` renders it; ``make bench``
+does both).
 """
 
 from __future__ import annotations
@@ -40,37 +48,43 @@ def _sentence(text: str) -> str:
     return text if text.endswith((".", "!", "?")) else text + "."
 
 
+def _link(path: Path, readme_dir: Path) -> str:
+    return Path(os.path.relpath(path, readme_dir)).as_posix()
+
+
 def results_section(reference: Path, readme_dir: Path) -> str:
     """The generated section (without the markers) for the reference folder ``reference``; links
     are relative to ``readme_dir``."""
     table = pd.read_csv(reference / "claims.csv", dtype=str, keep_default_na=False)
     counts = table["verdict"].value_counts()
-    rel = Path(os.path.relpath(reference, readme_dir)).as_posix()
-    lines = [f"`{rel}/claims.md` (published from `results/full` by `make reference`; this section "
-             f"is generated from `{rel}/claims.csv` by `make readme`): "
-             f"{counts.get('pass', 0)} of {len(table)} claims pass, {counts.get('fail', 0)} fail, "
-             f"{counts.get('not run', 0)} not run.", ""]
+    claims_md = _link(reference / "claims.md", readme_dir)
+    lines = [f"{counts.get('pass', 0)} of {len(table)} claims pass, {counts.get('fail', 0)} fail, "
+             f"{counts.get('not run', 0)} not run "
+             f"([`{claims_md}`]({claims_md}): what each claim measured, its threshold and note; "
+             f"published from `results/full` by `make reference`; this section is generated from "
+             f"`{_link(reference / 'claims.csv', readme_dir)}` by `make readme`).", ""]
     for paper, title in PAPERS.items():
         part = table[table["paper"].map(_paper) == paper]
         lines.append(f"- **{title}**: " + "; ".join(f"{v}: {_ids(part, v)}" for v in VERDICTS)
                      + ".")
     others = table[table["verdict"] != "pass"]
     if len(others):
-        lines += ["", "Every claim that did not pass, with what the run measured:", ""]
+        lines += ["", "The claims that did not pass:", ""]
         for r in others.itertuples():
-            note = f" *Note:* {_sentence(r.note)}" if r.note else ""
             sweep = getattr(r, "sweep", "")  # absent from a table written before the column
             sweep = f" *Verdict at every value:* {_sentence(sweep)}" if sweep else ""
-            lines.append(f"- **{r.id}** ({r.verdict}) — {r.statement}. *Measured:* {r.measured}."
-                         f" *Threshold:* {r.threshold}.{note}{sweep}")
+            lines.append(f"- **{r.id}** ({r.verdict}) — {_sentence(r.statement)}{sweep}")
     figures = [reference / "figures" / f"{n}.png" for n in FIGURES]
     figures = [p for p in figures if p.exists()]
     if figures:
-        lines += ["", "Figures of the reference run (click for full size):", ""]
+        first: dict[str, Path] = {}  # the first figure of every wing (minip_*, entropic_*, ...)
         for p in figures:
-            link = Path(os.path.relpath(p, readme_dir)).as_posix()
-            lines.append(f'<a href="{link}"><img src="{link}" width="{THUMB_WIDTH}" '
-                         f'alt="{p.stem}" title="{p.stem}"></a>')
+            first.setdefault(p.stem.split("_")[0], p)
+        lines += ["", "".join(f'<a href="{_link(p, readme_dir)}"><img src="{_link(p, readme_dir)}" '
+                              f'width="{THUMB_WIDTH}" alt="{p.stem}" title="{p.stem}"></a>'
+                              for p in first.values()), "",
+                  "Every figure (PNG; the PDF beside it): "
+                  + ", ".join(f"[{p.stem}]({_link(p, readme_dir)})" for p in figures) + "."]
     return "\n".join(lines)
 
 
@@ -149,19 +163,32 @@ def heldout_section(heldout: Path, record: dict, reference: Path) -> str:
     return "\n".join(lines)
 
 
+HELDOUT_DOC = Path("docs") / "results.md"  # the whole verdict table; relative to the README
+
+
 def update_heldout(readme: Path, heldout: Path, record_path: Path, reference: Path,
-                   check: bool = False) -> bool:
-    """Rewrite README's held-out section from the committed held-out claims and record."""
+                   check: bool = False, doc: Path | None = None) -> bool:
+    """Rewrite the held-out sections from the committed held-out claims and record: in
+    ``readme`` its first paragraph (counts, the verdicts that differ) with a link to ``doc``
+    (default ``docs/results.md`` beside the README), in ``doc`` the whole section with the table.
+    True when either changed (with ``check``, nothing is written)."""
     import json
 
-    text = readme.read_text(encoding="utf-8")
+    doc = readme.parent / HELDOUT_DOC if doc is None else doc
     section = heldout_section(heldout, json.loads(record_path.read_text()), reference)
-    new = render_readme(text, section, HELDOUT_START, HELDOUT_END)
-    if new != text and not check:
-        from attnrank.core.io import write_text
+    link = _link(doc, readme.parent)
+    summary = (section.split("\n\n")[0]
+               + f" Every claim's verdict on both seed sets: [`{link}`]({link}#held-out-seeds).")
+    changed = False
+    for path, text in ((readme, summary), (doc, section)):
+        old = path.read_text(encoding="utf-8")
+        new = render_readme(old, text, HELDOUT_START, HELDOUT_END)
+        if new != old and not check:
+            from attnrank.core.io import write_text
 
-        write_text(new, readme)
-    return new != text
+            write_text(new, path)
+        changed |= new != old
+    return changed
 
 
 # ---------------------------------------------------------------------------------------------
