@@ -51,11 +51,71 @@ def snakemake(cwd: Path, *args: str, scale: str | None = "smoke") -> subprocess.
                           capture_output=True, text=True, timeout=1200)
 
 
-@pytest.fixture(scope="session")
-def smoke_run(tmp_path_factory):
-    """One smoke run of the whole DAG in a fresh copy of the repository (shared by the tests)."""
-    work = tmp_path_factory.mktemp("repo")
+# The one smoke run of the whole DAG that every DAG test shares. It starts in the background as
+# soon as collection finds a test that needs it, on one core, while the in-process tests run on
+# the other; the tests that need it run last. ATTNRANK_SMOKE_RUN names its folder (CI sets it, so
+# that tests/slurm/run.sh compares the Slurm run's tables with this very run); unset, a temporary
+# folder. A test that changes the run works on a copy (``smoke_copy``).
+SMOKE_RUN_ENV = "ATTNRANK_SMOKE_RUN"
+SMOKE_CORES = os.environ.get("ATTNRANK_SMOKE_CORES", "1")
+_SMOKE: dict[str, object] = {}
+
+
+def _uses_smoke_run(item: pytest.Item) -> bool:
+    return any(f in getattr(item, "fixturenames", ()) for f in ("smoke_run", "smoke_copy"))
+
+
+@pytest.hookimpl(trylast=True)  # after -k / -m deselection
+def pytest_collection_modifyitems(session: pytest.Session, config: pytest.Config,
+                                  items: list[pytest.Item]) -> None:
+    """The DAG tests run after every in-process test (stable order otherwise), and the shared
+    smoke run starts now, in the background, when any of them was collected."""
+    items.sort(key=_uses_smoke_run)
+    if any(_uses_smoke_run(i) for i in items) and not config.option.collectonly:
+        _start_smoke_run()
+
+
+def _start_smoke_run() -> None:
+    import tempfile
+
+    work = Path(os.environ.get(SMOKE_RUN_ENV) or tempfile.mkdtemp(prefix="attnrank-smoke-"))
+    if work.exists() and any(work.iterdir()):
+        raise pytest.UsageError(f"{SMOKE_RUN_ENV}={work}: the folder must be new or empty (the "
+                                "shared smoke run is made there from this checkout)")
+    work.mkdir(parents=True, exist_ok=True)
     copy_repo(work)
-    res = snakemake(work)
-    assert res.returncode == 0, res.stderr[-5000:]
+    log = open(work / "smoke_run.log", "w")  # noqa: SIM115 (closed when the run is waited for)
+    env = dict(os.environ, PATH=f"{Path(sys.executable).parent}{os.pathsep}{os.environ['PATH']}")
+    _SMOKE.update(work=work, log=log, proc=subprocess.Popen(
+        [SNAKEMAKE, "--cores", SMOKE_CORES, "--config", "scale=smoke"], cwd=work, env=env,
+        stdout=log, stderr=subprocess.STDOUT))
+
+
+def pytest_sessionfinish(session: pytest.Session) -> None:
+    """A session that ends before it needed the run (-x, Ctrl-C) stops it."""
+    proc = _SMOKE.get("proc")
+    if proc is not None and proc.poll() is None:
+        proc.terminate()
+        proc.wait(timeout=60)
+
+
+@pytest.fixture(scope="session")
+def smoke_run() -> Path:
+    """The shared smoke run of the whole DAG in a fresh copy of the repository (read only: a
+    test that changes it takes ``smoke_copy``)."""
+    if "proc" not in _SMOKE:
+        _start_smoke_run()
+    proc, work = _SMOKE["proc"], _SMOKE["work"]
+    rc = proc.wait(timeout=1800)
+    _SMOKE["log"].close()
+    assert rc == 0, (work / "smoke_run.log").read_text()[-5000:]
     return work
+
+
+@pytest.fixture
+def smoke_copy(smoke_run: Path, tmp_path: Path) -> Path:
+    """A copy of the shared smoke run (code, results, logs and Snakemake's metadata, mtimes kept)
+    that a test may change."""
+    dest = tmp_path / "repo"
+    shutil.copytree(smoke_run, dest, symlinks=True)
+    return dest

@@ -11,10 +11,13 @@ import os
 import re
 import shutil
 import subprocess
+import tomllib
 from pathlib import Path
 
 import pytest
 import yaml
+from packaging.specifiers import SpecifierSet
+from packaging.version import Version
 
 ROOT = Path(__file__).resolve().parents[1]
 ENV = ROOT / "envs" / "attnrank.yaml"
@@ -47,9 +50,33 @@ def test_the_env_pip_part_has_only_exact_pins_and_no_paths():
     for entry in env_pip_pins():
         assert PIN.match(entry), entry
     env = yaml.safe_load(ENV.read_text())
-    assert "python=3.11" in env["dependencies"] and "pip" in env["dependencies"]
-    assert "torch==2.13.0" in env_pip_pins()
-    assert "CUDA build" in ENV.read_text()  # the note on pip's Linux torch wheel
+    assert "pip" in env["dependencies"]
+
+
+def test_the_env_python_is_the_one_the_project_targets():
+    """The conda Python (one `python=X.Y` entry) satisfies pyproject's requires-python and is the
+    version ruff targets."""
+    project = tomllib.loads((ROOT / "pyproject.toml").read_text())
+    pythons = [d for d in yaml.safe_load(ENV.read_text())["dependencies"]
+               if isinstance(d, str) and re.match(r"python\b", d)]
+    assert len(pythons) == 1 and re.fullmatch(r"python=\d+\.\d+", pythons[0]), pythons
+    version = pythons[0].split("=")[1]
+    assert Version(version) in SpecifierSet(project["project"]["requires-python"])
+    assert project["tool"]["ruff"]["target-version"] == "py" + version.replace(".", "")
+
+
+def test_pyproject_pins_are_the_env_pins():
+    """Every exact pin of pyproject.toml (dependencies and the test extra) is the env's pin of
+    that package, and every name==version a comment of the env file mentions (the note on the
+    torch wheel) is the pin the file installs."""
+    project = tomllib.loads((ROOT / "pyproject.toml").read_text())["project"]
+    env = {_normalized(e.split("==")[0]): e for e in env_pip_pins()}
+    declared = project["dependencies"] + project["optional-dependencies"]["test"]
+    assert declared and all(PIN.match(d) for d in declared), declared  # exact pins only
+    assert [env.get(_normalized(d.split("==")[0])) for d in declared] == declared
+    noted = [m for line in ENV.read_text().splitlines() if line.lstrip().startswith("#")
+             for m in re.findall(r"[A-Za-z0-9][A-Za-z0-9._-]*==[0-9][A-Za-z0-9.+!_-]*[0-9]", line)]
+    assert noted and all(env.get(_normalized(n.split("==")[0])) == n for n in noted), noted
 
 
 def _normalized(name: str) -> str:

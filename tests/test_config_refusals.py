@@ -1,16 +1,18 @@
 """Bad configs are refused before any job, one line per problem naming the key (issue 12).
 
 Every case is refused by ``attnrank.pipeline.configcheck`` (the functions the Snakefile calls) and by
-``snakemake -n`` itself (ATTNRANK_ALL_DRY_RUNS=0: only the few DRY_RUN_CASES, for a quick run),
-each in a temporary working directory whose config.yaml is the mutated copy (``snakemake -s
-<repo>/Snakefile -d <tmp>``): exit ≠ 0, no DAG built, no job, at most 5 lines of output, the key
-named. One Snakemake start costs 2 s on an idle machine and about 10 s on a loaded one; the 21
-run a few at a time (about 1 minute on 2 cores).
+``snakemake -n`` itself for the DRY_RUN_CASES, one per refusal path of the Snakefile
+(ATTNRANK_ALL_DRY_RUNS=1: all 21), each in a temporary working directory whose config.yaml is the
+mutated copy (``snakemake -s <repo>/Snakefile -d <tmp>``): exit ≠ 0, no DAG built, no job, at
+most 5 lines of output, the key named. One Snakemake start costs 2 s on an idle machine and
+about 10 s on a loaded one.
 """
 
 from __future__ import annotations
 
+import importlib.util
 import os
+import re
 import shutil
 import subprocess
 import sys
@@ -27,6 +29,7 @@ from attnrank.cli import main
 from attnrank.minip import jobs as minip_jobs
 from attnrank.minip.task import MAX_VOCAB_BITS, token_vocab
 from attnrank.pipeline import configcheck
+from attnrank.pipeline.registry import rule_names
 
 ROOT = Path(__file__).resolve().parents[1]
 SNAKEMAKE = str(Path(sys.executable).with_name("snakemake"))
@@ -118,9 +121,14 @@ CASES = [
          mutate=lambda c: smoke(c)["ranks"].__setitem__(0, -1)),
 ]
 BY_NAME = {c.name: c for c in CASES}
-DRY_RUN_CASES = ("top_level_typo", "device_cuda_without_cuda", "witness_bits",
-                 "ood_pool_above_sequence_space", "headline_tau_not_in_taus", "yaml_syntax_error")
-ALL_DRY_RUNS = os.environ.get("ATTNRANK_ALL_DRY_RUNS", "1") != "0"
+# The fewest ``snakemake -n`` starts that take every refusal path of the Snakefile once (every
+# case is still refused in-process above): a YAML error in config.yaml and a repeated key in a
+# --configfile (``configcheck.file_problems``, before ``configfile:``), the schema and the
+# cross-key checks (``config_problems``: its schema return, then its cross-key lines) and the
+# device (``device_problem``, main process only). ATTNRANK_ALL_DRY_RUNS=1 starts all 21.
+DRY_RUN_CASES = ("yaml_syntax_error", "repeated_key_in_configfile", "top_level_typo",
+                 "witness_bits", "device_cuda_without_cuda")
+ALL_DRY_RUNS = os.environ.get("ATTNRANK_ALL_DRY_RUNS", "0") == "1"
 
 
 def shipped() -> dict[str, Any]:
@@ -346,14 +354,41 @@ def test_snakemake_dry_run_refuses_before_any_job(dry_runs, name):
     assert all(part in out for part in BY_NAME[name].expect), out
 
 
-def test_device_cuda_is_not_refused_where_no_job_runs_here(tmp_path):
+HAVE_SLURM_PLUGIN = importlib.util.find_spec("snakemake_executor_plugin_slurm") is not None
+NO_SLURM_PLUGIN = ("snakemake-executor-plugin-slurm not installed (requirements-slurm.lock); "
+                   "tests/slurm/test_profile.py runs this case where it is (.ci/slurm.sh)")
+CUDA_CASE = Case("cuda", (), args=("--config", "device=cuda", "scale=smoke"))
+
+
+def check_cuda_listing(work: Path) -> None:
+    """``--list-rules`` (what the Slurm profile runs on the login node, which has no GPU) with
+    device=cuda: every rule listed, no refusal."""
+    res = dry_run(CUDA_CASE, work, "--list-rules")
+    assert res.returncode == 0, res.stderr[-3000:]
+    listed = [line.split()[0] for line in res.stdout.splitlines() if line and not line[0].isspace()]
+    assert sorted(listed) == rule_names(), res.stdout
+    assert "config: device" not in res.stdout + res.stderr
+
+
+def check_cuda_plans_under_slurm(work: Path) -> None:
+    """``-n --executor slurm`` with device=cuda: no job runs here, so the device is not refused
+    and the DAG is planned (its training jobs listed). Needs the Slurm executor plugin."""
+    res = dry_run(CUDA_CASE, work, "-n", "--executor", "slurm", "--jobs", "1")
+    out = res.stdout + res.stderr
+    assert res.returncode == 0, out[-3000:]
+    assert "config: device" not in out, out[-3000:]
+    assert "Building DAG" in out and re.search(r"^rule minip_train:", out, re.M), out[-3000:]
+
+
+@pytest.mark.parametrize("mode", [
+    "list_rules",
+    pytest.param("executor_slurm",
+                 marks=pytest.mark.skipif(not HAVE_SLURM_PLUGIN, reason=NO_SLURM_PLUGIN)),
+])
+def test_device_cuda_is_not_refused_where_no_job_runs_here(tmp_path, mode):
     """The Slurm profile lists the rules with ``snakemake --list-rules`` on the login node, which
     has no GPU; a run sent to Slurm (``--executor slurm``) plans even under ``-n``."""
-    case = Case("cuda", (), args=("--config", "device=cuda", "scale=smoke"))
-    res = dry_run(case, tmp_path / "list", "--list-rules")
-    assert res.returncode == 0 and "minip_train" in res.stdout, res.stderr[-3000:]
-    pytest.importorskip("snakemake_executor_plugin_slurm")
-    res = dry_run(case, tmp_path / "slurm", "-n", "--executor", "slurm", "--jobs", "1")
-    out = res.stdout + res.stderr
-    assert res.returncode == 0 and "Building DAG" in out and "config: device" not in out, \
-        out[-3000:]
+    if mode == "list_rules":
+        check_cuda_listing(tmp_path / "list")
+    else:
+        check_cuda_plans_under_slurm(tmp_path / "slurm")

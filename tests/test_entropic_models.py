@@ -113,12 +113,44 @@ def test_ladder_equivariance_without_positions_only(name):
     assert equivariant == (name not in (B1_POS, B2_POS))
 
 
-def test_b0_is_not_equivariant_and_every_rung_builds():
-    for name in RUNGS:
-        assert _rung(name) is not None
+P = 3  # the positional features _rung gives its jobs
+# rung → (class, kind, ranks, scale, positions, parameter count in closed form)
+RUNG_SPECS = {
+    B0: (SurrogateStudents, None, [N], None, 0, 2 * N * N + D * E),  # P, Q (N × N), V (d × e)
+    B1: (AttentionStudents, "linear", [D], 1.0, 0, 2 * D * D + D * E),  # W_Q, W_K, V
+    B2: (AttentionStudents, "softmax", [D], 1 / math.sqrt(D), 0, 2 * D * D + D * E),
+    # W_QKV, W_1, W_2, W_out, b_1, b_2, two LayerNorms (ffn 4d)
+    B3: (TransformerBlockStudents, None, None, None, 0,
+         3 * D * D + 2 * 4 * D * D + D * E + 4 * D + D + 4 * D),
+    B1_POS: (AttentionStudents, "linear", [D + P], 1.0, P, 2 * (D + P) ** 2 + (D + P) * E + N * P),
+    B2_POS: (AttentionStudents, "softmax", [D + P], 1 / math.sqrt(D), P,
+             2 * (D + P) ** 2 + (D + P) * E + N * P),
+}
+
+
+@pytest.mark.parametrize("name", RUNGS)
+def test_every_rung_builds_its_student(name):
+    cls, kind, ranks, scale, positions, n_params = RUNG_SPECS[name]
+    model = _rung(name)
+    assert type(model) is cls
+    assert sum(p.numel() for p in model.parameters()) == n_params
+    if cls is AttentionStudents:
+        assert (model.kind, model.ranks, model.positions) == (kind, ranks, positions)
+        assert model.scale == pytest.approx(scale)
+    elif cls is SurrogateStudents:
+        assert model.ranks == ranks
+    x = torch.randn(1, 3, N, D, dtype=torch.float64, generator=torch.Generator().manual_seed(1))
+    with torch.no_grad():
+        out = model(x)
+    assert out.shape == (1, 1, 3, N, E) and torch.isfinite(out).all()
+    assert (out != 0).any()  # a drawn student, not a zero one
+
+
+def test_b0_is_not_equivariant():
     model = _rung(B0)
-    x = torch.randn(1, 3, N, D, dtype=torch.float64)
-    perm = torch.randperm(N)
+    x = torch.randn(1, 3, N, D, dtype=torch.float64, generator=torch.Generator().manual_seed(2))
+    perm = torch.randperm(N, generator=torch.Generator().manual_seed(3))
+    assert not torch.equal(perm, torch.arange(N))
     assert not torch.allclose(model(x[:, :, perm]), model(x)[:, :, :, perm])
 
 

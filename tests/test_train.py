@@ -1,13 +1,22 @@
 """The vectorized trainer: M models in one program follow their single-model trajectories."""
 
+import numpy as np
 import pandas as pd
 import pytest
 import torch
 
 from attnrank.core.train import TrainConfig, resolve_device, train
-from attnrank.minip.experiments.train import _mse, bits_batch, run_job
+from attnrank.minip.experiments.train import (
+    JobData,
+    _mse,
+    bits_batch,
+    build_model,
+    predict,
+    run_job,
+)
+from attnrank.minip.families import job_groups
 from attnrank.minip.jobs import MinipTrainJob
-from attnrank.minip.models import DenseAttention, KernelAttention
+from attnrank.minip.models import DenseAttention, KernelAttention, TokenIds
 from attnrank.minip.task import sample_sequences, token_vocab
 
 
@@ -66,7 +75,7 @@ def test_train_config_rejects_bad_values(bad, match):
 
 def test_device_resolution():
     assert resolve_device("cpu").type == "cpu"
-    assert resolve_device("auto").type in ("cpu", "cuda")
+    assert resolve_device("auto") == torch.device("cuda" if torch.cuda.is_available() else "cpu")
     with pytest.raises(ValueError, match="device"):
         resolve_device("tpu")
 
@@ -91,5 +100,52 @@ def test_job_is_deterministic_and_tidy(kind):
     final = a[a["final"]]
     assert len(final) == 2 * 3  # (ranks 1, 2 + dense) × 2 seeds
     assert set(final["model"]) == {"kernel", "dense"}
-    for col in ("test_sequence_accuracy", "test_worst_case_error", "test_position_error"):
-        assert final[col].between(0, 1e6).all()
+    _check_metric_definitions(final, n_tokens=3)
+    _check_metrics_recomputed(_job(kind), final, wa)
+
+
+def _check_metric_definitions(final, n_tokens):
+    """What the definitions in ``sequence_metrics`` imply between the columns of every row."""
+    acc, pos = final["test_sequence_accuracy"], final["test_position_error"]
+    worst, mse = final["test_worst_case_error"], final["test_mse"]
+    assert acc.between(0, 1).all() and pos.between(0, 1).all()
+    # a wrong sequence has 1..N wrong positions: pos ≤ 1 − acc ≤ N·pos
+    assert (pos <= 1 - acc + 1e-12).all() and (1 - acc <= n_tokens * pos + 1e-12).all()
+    assert ((acc == 1) == (pos == 0)).all()
+    # integer targets: |ŷ − t| < ½ rounds to t, so an error ≥ ½ is needed for a wrong position,
+    # and each wrong position adds ≥ ¼ to the squared error
+    assert (pos[worst < 0.5] == 0).all() and (worst[pos > 0] >= 0.5).all()
+    assert (mse >= 0.25 * pos - 1e-7).all() and (mse <= worst**2 + 1e-6).all()
+
+
+def _check_metrics_recomputed(job, final, weights):
+    """Each final row equals the metrics computed here by hand (numpy, brute-force targets) from
+    the predictions of a head rebuilt from the returned weights alone."""
+    data = JobData(job, torch.device("cpu"))
+    batch = data.eval_sets["test"]
+    tok = batch.tokens
+    bits = (tok.vocab[tok.ids] if isinstance(tok, TokenIds) else tok).numpy().astype(np.int64)
+    t = np.einsum("mbik,mbjk->mbij", bits, bits).min(axis=-1)  # t_i = min_j <x_i, x_j>
+    groups = job_groups(job.ranks, job.dense)
+    assert len(final) == len(groups) * len(data.seeds)
+    for g in groups:
+        head = build_model(g, data, job, job.feature_map)
+        prefix = f"{g.tag}/"
+        head.load_state_dict({k[len(prefix):]: torch.from_numpy(v) for k, v in weights.items()
+                              if k.startswith(prefix)})
+        with torch.no_grad():
+            pred = predict(head, batch).numpy().astype(np.float64)
+        wrong = np.rint(pred) != t
+        err = np.abs(pred - t)
+        for k, s in enumerate(data.seeds):
+            row = final[(final["model"] == g.family) & (final["rank"] == g.rank_column)
+                        & (final["seed"] == s)]
+            assert len(row) == 1, (g.tag, s)
+            row = row.iloc[0]
+            # the table holds float32 fractions: compare the counts of wrong positions and of
+            # sequences right at every position
+            n_seq, n_pos = wrong[k].shape
+            assert round(row["test_position_error"] * n_seq * n_pos) == wrong[k].sum()
+            assert round(row["test_sequence_accuracy"] * n_seq) == (~wrong[k].any(-1)).sum()
+            assert row["test_worst_case_error"] == pytest.approx(err[k].max(), rel=1e-5)
+            assert row["test_mse"] == pytest.approx((err[k] ** 2).mean(), rel=1e-5)

@@ -7,6 +7,7 @@ from __future__ import annotations
 import copy
 import dataclasses
 import math
+import re
 from pathlib import Path
 
 import matplotlib.pyplot as plt
@@ -16,7 +17,7 @@ import pytest
 import torch
 import yaml
 from claims_world import restarts_summary
-from matplotlib.collections import PathCollection
+from matplotlib.collections import LineCollection, PathCollection
 from snakemake.exceptions import WorkflowError
 from snakemake.utils import validate
 
@@ -339,12 +340,51 @@ def test_tt4_note_says_min_k_w_when_the_data_follow_it(config):
 # ---- the figure --------------------------------------------------------------------------------
 
 
-def test_figure_renders_from_a_synthetic_table(tmp_path):
+def test_figure_renders_from_a_synthetic_table(tmp_path, monkeypatch):
+    """draw() writes a one-page PDF and a PNG of the figure's size, and the Figure it saved holds
+    one point, one seed bar and (left) one "K,w" label per family of the table, at the family's
+    transition (the family without one as an open triangle above the grid)."""
+    import attnrank.core.style as style
+    from attnrank.minip.figures.minip_witness_families import ABOVE
+
+    saved = []
+    real_save = style.save
+    monkeypatch.setattr(style, "save", lambda fig, out: saved.append(fig) or real_save(fig, out))
     fams = {(4, 3): [4, 4, 6], (4, 10): [4] * 3, (6, 4): [12, 8, 12], (8, 3): [16, 8, 16],
             (8, 6): [math.inf, 16, 32]}
     path = write_table(synthetic(fams), tmp_path / "minip_witness_families.parquet")
     outs = draw("minip_witness_families", [path], tmp_path / "fig.pdf", {"worst_case_cutoff": CUT})
-    assert all(p.exists() and p.stat().st_size > 1000 for p in outs)
+    assert outs == [tmp_path / "fig.pdf", tmp_path / "fig.png"] and len(saved) == 1
+    fig = saved[0]
+    width, height = fig.get_size_inches()
+    assert (width, height) == pytest.approx((8.4, 4.6))  # the size plot() asks for
+    pdf = outs[0].read_bytes()
+    assert pdf.startswith(b"%PDF-") and pdf.rstrip().endswith(b"%%EOF")
+    assert len(re.findall(rb"/Type\s*/Page\b", pdf)) == 1  # one page (not /Pages)
+    box = [float(v) for v in re.search(rb"/MediaBox\s*\[([^\]]*)\]", pdf).group(1).split()]
+    assert box == pytest.approx([0, 0, 72 * width, 72 * height])
+    assert plt.imread(outs[1]).shape[:2] == (round(150 * height), round(150 * width))
+
+    top = max(RANKS) * ABOVE  # where a family without transition is drawn
+    transitions = {(4, 3): 6, (4, 10): 4, (6, 4): 12, (8, 3): 16, (8, 6): top}
+    bars = {(4, 3): (4, 6), (4, 10): (4, 4), (6, 4): (8, 12), (8, 3): (8, 16), (8, 6): (16, top)}
+    left, right = fig.axes[:2]
+    for ax in (left, right):
+        scatters = [c for c in ax.collections if isinstance(c, PathCollection)]
+        ys = sorted(y for c in scatters for _, y in c.get_offsets())
+        assert ys == pytest.approx(sorted(transitions.values()))
+        hollow = [y for c in scatters if np.all(c.get_facecolors()[:, 3] == 0)  # no face
+                  for _, y in c.get_offsets()]
+        assert hollow == pytest.approx([top])  # only (8, 6), above the grid
+        segs = [seg for c in ax.collections if isinstance(c, LineCollection)
+                for seg in c.get_segments()]
+        np.testing.assert_allclose(sorted((seg[0][1], seg[1][1]) for seg in segs),
+                                   sorted(bars.values()))  # one seed bar per family
+    assert sorted(t.get_text() for t in left.texts) == sorted(f"{k},{w}" for k, w in fams)
+    assert len(right.texts) == 0
+    legend_texts = {t.get_text() for ax in fig.axes[2:] for lg in [ax.get_legend()] if lg
+                    for t in lg.get_texts()}
+    assert {"K = 4", "K = 6", "K = 8", "w = 3", "w = 4", "w = 6", "w = 10", "y = x"} <= legend_texts
     plt.close("all")
 
 

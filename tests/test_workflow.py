@@ -73,11 +73,11 @@ def test_second_run_has_nothing_to_do(smoke_run):
     assert "Nothing to be done" in res.stdout + res.stderr
 
 
-def test_single_figure_rebuild_is_alone_and_byte_identical(smoke_run):
-    fig = smoke_run / "results" / "smoke" / "figures" / "minip_witness.png"
+def test_single_figure_rebuild_is_alone_and_byte_identical(smoke_copy):
+    fig = smoke_copy / "results" / "smoke" / "figures" / "minip_witness.png"
     before = sha256_file(fig)
     fig.with_suffix(".pdf").unlink()
-    res = snakemake(smoke_run, "results/smoke/figures/minip_witness.pdf", scale=None)
+    res = snakemake(smoke_copy, "results/smoke/figures/minip_witness.pdf", scale=None)
     assert res.returncode == 0, res.stderr[-3000:]
     log = res.stdout + res.stderr
     assert "figure_minip_witness" in log and "minip_train" not in log
@@ -100,8 +100,8 @@ def test_one_figure_plans_only_its_upstream_without_config(tmp_path):
     assert "results/full" not in res.stdout
 
 
-def test_report_shows_figures_and_the_claims_table(smoke_run):
-    out = smoke_run / "results" / "smoke" / "report.html"
+def test_report_shows_figures_and_the_claims_table(smoke_run, tmp_path):
+    out = tmp_path / "report.html"
     res = snakemake(smoke_run, "--report", str(out))
     assert res.returncode == 0, res.stderr[-3000:]
     html = out.read_text()

@@ -1,8 +1,8 @@
 """Checks of the real-Slurm test (tests/slurm/run.sh); each subcommand exits non-zero on failure.
 
   check.py count LOG                    job counts of a dry-run with the Slurm profile
-  check.py slurm-run LOG                every job of a finished run went through sbatch and
-                                        completed; training jobs got a GPU
+  check.py slurm-run LOG [N]            every job of a finished run went through sbatch and
+                                        completed (N of them, when given); training jobs got a GPU
   check.py failures LOG                 failed and cancelled jobs were reported, within 60 s, and
                                         the retry asked for more memory and time
   check.py settings-error LOG K=V       a wrong account or GPU type stopped the run, clearly
@@ -69,11 +69,13 @@ def count(log_path: str) -> None:
         fail(f"{n_slurm} Slurm jobs: more than a few hundred")
 
 
-def slurm_run(log_path: str) -> None:
+def slurm_run(log_path: str, expected: str = "") -> None:
     log = Path(log_path).read_text()
     ids = submitted(log)
     if not ids:
         fail("no job was submitted")
+    if expected and len(ids) != int(expected):
+        fail(f"{len(ids)} Slurm jobs submitted, the dry run planned {expected}")
     if len(set(ids)) != len(ids):
         fail("a Slurm job id was reported twice")
     local = [r for r in re.findall(r"^localrule (\w+):", log, re.M) if r != "all"]

@@ -4,16 +4,21 @@
 #   1. a training job killed by SIGKILL and one cancelled with scancel are reported as failed
 #      within a minute (never a hang), and each retry asks for more memory and time;
 #   2. a wrong SBATCH_ACCOUNT or GPU type stops the run at once with a clear message;
-#   3. the smoke DAG runs through sbatch: every job is in sacct as COMPLETED, every training job
-#      held the (fake) GPU and trained on the CPU, and its Parquet tables equal a local run's.
+#   3. the real DAG through sbatch, on a copy of a fresh local smoke run: one training job
+#      retrained (its GPU request) and every CPU rule forced, so each CPU bundle is submitted once
+#      (about 10 sbatch jobs; their number is the dry-run's, asserted); every job is in sacct as
+#      COMPLETED, every training job held the (fake) GPU and trained on the CPU, and the Parquet
+#      tables equal the local run's.
 # 1 and 2 use the throwaway DAG in tests/slurm/toy (seconds); 3 the real one, in a copy of the
 # repository, so that results/ here is never touched.
 #
-#   bash tests/slurm/run.sh          # everything; as root
-#   bash tests/slurm/run.sh --toy    # 1, 2 and a full run of the toy DAG instead of 3
+#   bash tests/slurm/run.sh             # everything; as root
+#   bash tests/slurm/run.sh --full-dag  # 3 with the whole smoke DAG through sbatch (38 jobs)
+#   bash tests/slurm/run.sh --toy       # 1, 2 and a full run of the toy DAG instead of 3
 #
-# The local reference run is reused when one is fresh (ATTNRANK_LOCAL_SMOKE=<dir holding
-# results/smoke>, the copy pytest's smoke test left, or this repository), else made here.
+# The local smoke run is never made here: ATTNRANK_SMOKE_RUN (or ATTNRANK_LOCAL_SMOKE) names it
+# (CI: the one pytest made), else the copy pytest left or this repository; it must be current
+# (`snakemake -n` has nothing to do), or the test fails saying so.
 # Every daemon started is stopped on exit; every wait and run is bounded by a timeout.
 set -euo pipefail
 
@@ -23,7 +28,9 @@ VENV=$REPO/.venv
 PY=$VENV/bin/python
 CI_PROFILE=$HERE/ci-profile
 WORK=$(mktemp -d /tmp/attnrank-slurm.XXXXXX)
-MODE=${1:-full}
+MODE=${1:-small}
+case $MODE in small | --full-dag | --toy) ;; *) echo "usage: $0 [--full-dag | --toy]" >&2; exit 2 ;; esac
+RETRAIN=minip/train/length_sweep/N2  # the training job the small Slurm DAG reruns
 SMOKE_LIMIT=${SLURM_TEST_SMOKE_LIMIT:-1800}  # seconds for one smoke run (a hang bound; ≈ 700 s alone)
 export PATH=$VENV/bin:$PATH
 unset SNAKEMAKE_PROFILE                      # no user profile in the way
@@ -38,6 +45,7 @@ timed() {  # timed NAME COMMAND...: run, record the wall time
     CURRENT=$name
     "$@"
     TIMES+=("$(printf '%-50s %4ds' "$name" $((SECONDS - t)))")
+    echo "ci: Slurm test, $name took $((SECONDS - t)) s"
     CURRENT=""
 }
 check() { timed "$@"; PASSED=$((PASSED + 1)); }  # a step that is a test
@@ -148,9 +156,9 @@ same_pipeline() {
 # Where a fresh local smoke run is, if any: same code and config as here, nothing left to do.
 fresh_local_smoke() {
     local cand pytest_copies
-    # tests/test_workflow.py makes its smoke run in a pytest temporary directory, newest first
-    pytest_copies=$(ls -dt /tmp/pytest-of-"$(id -un)"/pytest-*/repo* 2>/dev/null | head -n 3 || true)
-    for cand in ${ATTNRANK_LOCAL_SMOKE:-} $pytest_copies "$REPO"; do
+    # without ATTNRANK_SMOKE_RUN, pytest makes its smoke run in a temporary folder, newest first
+    pytest_copies=$(ls -dt /tmp/attnrank-smoke-* 2>/dev/null | head -n 3 || true)
+    for cand in ${ATTNRANK_SMOKE_RUN:-} ${ATTNRANK_LOCAL_SMOKE:-} $pytest_copies "$REPO"; do
         [[ -d $cand/results/smoke/tables ]] || continue
         [[ $cand == "$REPO" ]] || same_pipeline "$cand" || continue
         if (cd "$cand" && timeout -k 10 300 "$VENV/bin/snakemake" -n --nolock \
@@ -164,26 +172,50 @@ fresh_local_smoke() {
 
 local_smoke() {
     local ref
-    if ref=$(fresh_local_smoke); then
-        log "reusing the local smoke run in $ref"
-    else
-        ref=$WORK/local
-        log "no fresh local smoke run; making one in $ref"
-        copy_repo "$ref"
-        snakemake_in "$ref" "$WORK/local.log" "$SMOKE_LIMIT" --cores 2 --config scale=smoke \
-            || { tail -n 60 "$WORK/local.log"; exit 1; }
+    if ! ref=$(fresh_local_smoke); then
+        log "no current local smoke run (looked at ATTNRANK_SMOKE_RUN=${ATTNRANK_SMOKE_RUN:-unset}," \
+            "ATTNRANK_LOCAL_SMOKE=${ATTNRANK_LOCAL_SMOKE:-unset}, /tmp/attnrank-smoke-*, $REPO):" \
+            "make one first (pytest does, or: snakemake --cores 2 --config scale=smoke)"
+        exit 1
     fi
+    log "comparing with the local smoke run in $ref"
     LOCAL_REF=$ref
+}
+
+# The CPU rules (every rule but *_train and all), from the registry the rules are made from.
+cpu_rules() {
+    (cd "$REPO" && PYTHONPATH=src "$PY" -c "from attnrank.pipeline.registry import rule_names
+print(' '.join(r for r in rule_names() if not r.endswith('_train') and r != 'all'))")
 }
 
 slurm_smoke() {
     local dir=$WORK/slurm
+    local -a args=(--profile "$CI_PROFILE" --workflow-profile workflow/profiles/slurm
+                   --config scale=smoke)
     copy_repo "$dir"
-    snakemake_in "$dir" "$WORK/slurm.log" "$SMOKE_LIMIT" \
-        --profile "$CI_PROFILE" --workflow-profile workflow/profiles/slurm --config scale=smoke \
+    if [[ $MODE == small ]]; then
+        # the local run's artifacts (mtimes kept, no Snakemake metadata: as `make restore`
+        # leaves them); one training job's outputs removed, every CPU rule forced
+        cp -a "$LOCAL_REF/results" "$dir/"
+        rm -f "$dir/results/smoke/$RETRAIN"/*.parquet* "$dir/results/smoke/$RETRAIN"/*.npz*
+        touch "$WORK/copied"
+        # shellcheck disable=SC2207
+        args+=(--forcerun $(cpu_rules))
+    fi
+    snakemake_in "$dir" "$WORK/slurm-dry.log" 300 -n "${args[@]}" \
+        || { tail -n 40 "$WORK/slurm-dry.log"; exit 1; }
+    "$PY" "$HERE/check.py" count "$WORK/slurm-dry.log" | tee "$WORK/slurm-count.txt"
+    snakemake_in "$dir" "$WORK/slurm.log" "$SMOKE_LIMIT" "${args[@]}" \
         || { tail -n 80 "$WORK/slurm.log"; exit 1; }
-    "$PY" "$HERE/check.py" slurm-run "$WORK/slurm.log"
+    "$PY" "$HERE/check.py" slurm-run "$WORK/slurm.log" \
+        "$(sed -n 's/.*Slurm jobs: \([0-9]*\).*/\1/p' "$WORK/slurm-count.txt")"
     "$PY" "$HERE/check.py" provenance "$dir/results/smoke"
+    if [[ $MODE == small ]]; then  # what the tables check compares was made by these jobs
+        local old
+        old=$(find "$dir/results/smoke/tables" "$dir/results/smoke/figures" \
+            "$dir/results/smoke/$RETRAIN" -type f ! -newer "$WORK/copied")
+        [[ -z $old ]] || { log "not rewritten by the Slurm run: $old"; exit 1; }
+    fi
     SLURM_DIR=$dir
 }
 
@@ -194,8 +226,8 @@ check "toy: a wrong account or GPU type is a clear error" test_wrong_settings
 if [[ $MODE == --toy ]]; then
     check "toy DAG through Slurm" test_toy_run
 else
-    check "smoke DAG through Slurm" slurm_smoke
-    timed "local smoke run (reused when fresh)" local_smoke
+    timed "the local smoke run (current, made by pytest)" local_smoke
+    check "smoke DAG through Slurm ($MODE)" slurm_smoke
     check "tables: Slurm == local" \
         "$PY" "$HERE/check.py" tables "$LOCAL_REF/results/smoke/tables" "$SLURM_DIR/results/smoke/tables"
 fi

@@ -115,9 +115,34 @@ def test_partitions_come_from_the_environment(_parse, monkeypatch, rules):
     assert _resources(parsed, rule)["slurm_partition"] == "'gpu'"
 
 
+def test_the_profile_reads_the_rules_snakemake_lists(rules):
+    """The profile takes the rule names from the registry (no nested Snakemake per parse); they
+    are exactly what `snakemake --list-rules` prints."""
+    from attnrank.pipeline.registry import rule_names
+
+    assert sorted(rules) == rule_names()
+
+
+def expected_counts(parsed: dict, scale: str) -> tuple[int, int, int, set[str]]:
+    """(Snakemake jobs, Slurm jobs, training jobs, CPU bundles) of a forced run at ``scale``,
+    from the plan and the parsed profile: one Slurm job per training job, one per CPU bundle
+    (every job of a group is one submission: ``group-components``)."""
+    from attnrank.pipeline.plan import build_plan
+    from attnrank.publish.audit import load_config
+
+    plan = build_plan(load_config(ROOT / "config.yaml"), scale)
+    rules = [f"figure_{r.figure}" if r.step == "figure" else r.step for r in plan.runs]
+    groups = dict(e.split("=", 1) for e in parsed["groups"])
+    train = [r for r in rules if r not in groups]
+    bundles = {groups[r] for r in rules if r in groups}
+    return len(rules) + 1, len(train) + len(bundles), len(train), bundles  # + rule all
+
+
 @pytest.mark.skipif(not HAVE_PLUGIN, reason="snakemake-executor-plugin-slurm not installed")
 @pytest.mark.parametrize("scale", ["full", "smoke"])
-def test_dry_run_job_count(scale):
+def test_dry_run_job_count(scale, _parse):
+    """Slurm jobs = training jobs + CPU bundles, exactly, as the plan and the profile predict."""
+    total, n_slurm, n_train, bundles = expected_counts(_parse(), scale)
     env = {k: v for k, v in os.environ.items() if k not in ENV_KEYS + ("SNAKEMAKE_PROFILE",)}
     dry = subprocess.run([SNAKEMAKE, "-n", "-F", "--workflow-profile", "workflow/profiles/slurm",
                           "--config", f"scale={scale}"], cwd=ROOT, env=env, capture_output=True,
@@ -127,6 +152,18 @@ def test_dry_run_job_count(scale):
     check = subprocess.run([sys.executable, str(ROOT / "tests/slurm/check.py"), "count", "/dev/stdin"],
                            input=out, capture_output=True, text=True, timeout=60)
     assert check.returncode == 0, check.stdout
-    m = re.search(r"snakemake jobs: (\d+); Slurm jobs: (\d+)", check.stdout)
-    assert int(m.group(2)) <= int(m.group(1)) <= 300
+    m = re.search(r"snakemake jobs: (\d+); Slurm jobs: (\d+) \((\d+) training with a GPU \+ "
+                  r"(\d+) CPU bundles: ([^)]*)\)", check.stdout)
+    assert m, check.stdout
+    assert (int(m.group(1)), int(m.group(2)), int(m.group(3))) == (total, n_slurm, n_train)
+    assert set(m.group(5).split(", ")) == bundles
     print(f"{scale}: {check.stdout.strip()}")
+
+
+@pytest.mark.skipif(not HAVE_PLUGIN, reason="snakemake-executor-plugin-slurm not installed")
+def test_device_cuda_plans_under_the_slurm_executor(tmp_path):
+    """tests/test_config_refusals.py's ``executor_slurm`` case (skipped by `make test`, which has
+    no plugin): device=cuda is not refused where no job runs here, `-n --executor slurm` plans."""
+    from test_config_refusals import check_cuda_plans_under_slurm
+
+    check_cuda_plans_under_slurm(tmp_path / "slurm")

@@ -171,3 +171,11 @@ CLAIMS: dict[str, ClaimSpec] = collect_claims()
 def claim_tables() -> list[str]:
     """Every table some claim needs, in registry order (the claims step's inputs)."""
     return [t for t in TABLES if any(t in c.tables for c in CLAIMS.values())]
+
+
+def rule_names() -> list[str]:
+    """Every rule of the workflow, as ``snakemake --list-rules`` names them: one per step (one
+    ``figure_<name>`` per figure instead of ``figure``), the audit and ``all``. The Slurm profile
+    reads them here rather than starting a nested Snakemake on every parse."""
+    steps = [s for s in STEPS if s != "figure"]
+    return sorted([*steps, *(f"figure_{name}" for name in FIGURES), "audit", "all"])
