@@ -78,6 +78,11 @@ def pytest_collection_modifyitems(session: pytest.Session, config: pytest.Config
 def _start_smoke_run() -> None:
     import tempfile
 
+    if not os.environ.get(SMOKE_RUN_ENV):  # keep the two newest earlier runs, like pytest's tmp
+        old = sorted(Path(tempfile.gettempdir()).glob("attnrank-smoke-*"),
+                     key=lambda p: p.stat().st_mtime)
+        for stale in old[:-2]:
+            shutil.rmtree(stale, ignore_errors=True)
     work = Path(os.environ.get(SMOKE_RUN_ENV) or tempfile.mkdtemp(prefix="attnrank-smoke-"))
     if work.exists() and any(work.iterdir()):
         raise pytest.UsageError(f"{SMOKE_RUN_ENV}={work}: the folder must be new or empty (the "
