@@ -14,7 +14,7 @@ from attnrank.pipeline.plan import ENTROPIC_WILDCARD, build_plans  # noqa: E402
 from attnrank.pipeline.progress import FD_ENV, PROGRESS_FD  # noqa: E402
 from attnrank.pipeline.recovery import mark_run, record_owner, recover  # noqa: E402
 from attnrank.pipeline.registry import FIGURES, TABLES  # noqa: E402
-from attnrank.pipeline.runner import CHECKPOINT_ENV  # noqa: E402
+from attnrank.pipeline.runner import ALLOCATOR_ENV, CHECKPOINT_ENV  # noqa: E402
 
 CONDA_ENV = "../../envs/attnrank.yaml"
 RESULTS = "results/{scale}"  # artifacts only: every file here has a .prov.json sidecar
@@ -28,6 +28,10 @@ except ValueError as err:
 # Training jobs read the checkpoint interval from the environment, not from their command line
 # or params: changing checkpoint_every reruns nothing (the results do not depend on it).
 os.environ[CHECKPOINT_ENV] = str(config["checkpoint_every"])
+# glibc malloc settings for every job (speed only, same bytes: benchmarks/allocator.py); a value
+# already in the environment wins.
+for key, value in ALLOCATOR_ENV.items():
+    os.environ.setdefault(key, value)
 # Training rules keep Snakemake's stderr open as descriptor 3 (`3>&2 > {log} 2>&1`): a job writes
 # one progress line there every $ATTNRANK_PROGRESS_SECONDS (default 30 s), its log gets the rest.
 os.environ[FD_ENV] = str(PROGRESS_FD)

@@ -18,6 +18,14 @@ from typing import Any
 log = logging.getLogger("attnrank")
 
 CHECKPOINT_ENV = "ATTNRANK_CHECKPOINT_EVERY"  # the workflow's checkpoint_every, for every job
+# glibc malloc settings the workflow gives every job (set before its Python starts; a value the
+# user's environment already holds wins): tensors up to the largest mmap threshold glibc allows
+# (32 MiB) come from the heap, which is neither trimmed nor grown by less than 64 MiB, so a
+# training step stops paying page faults for buffers it frees and asks for again. Speed only:
+# the bytes of every output are the same (benchmarks/allocator.py checks it side by side).
+ALLOCATOR_ENV = {"MALLOC_MMAP_THRESHOLD_": str(32 * 2**20),
+                 "MALLOC_TRIM_THRESHOLD_": str(2**30),
+                 "MALLOC_TOP_PAD_": str(64 * 2**20)}
 StepFn = Callable[..., dict[str, Any]]  # a wing's step: typed job (+ inputs, device, control) -> outputs
 
 
