@@ -46,6 +46,7 @@ bench: $(STAMP)  ## trainer benchmark, step profile, smoke wall time -> benchmar
 	$(PY) benchmarks/pipeline_wall.py --scale smoke --cores 2
 	$(PY) benchmarks/summary.py
 	$(PY) -m attnrank readme-times --readme docs/performance.md --summary benchmarks/results/summary.json
+	$(PY) benchmarks/budgets.py  # each study's job seconds against its budget (fails when one is over)
 
 audit: $(STAMP)  ## every artifact of results/$(SCALE) against its sidecar, chain, code and config
 	$(PY) -m attnrank audit results/$(SCALE) --json results/$(SCALE)/audit.json

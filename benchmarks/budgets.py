@@ -1,0 +1,132 @@
+"""Per-study CPU budgets of the full run, checked against a run's own sidecars.
+
+Every study of the full DAG declares here the job seconds it may take at full scale (``BUDGETS``;
+a job runs on one thread, so its wall time is its CPU time). The check reads the sidecars of a
+run folder (one job per step run: rule and wildcards), adds up each job's ``duration_s`` by the
+study its artifacts belong to (``STUDIES``: the first prefix of the artifact path that matches),
+and reports measured against budget; a study over its budget, or a job no study claims, fails
+(exit 1), so a grid that grows a study is seen when it lands. The sum is also set against the
+performance goal: the whole DAG in 20 minutes on 2 cores, i.e. 2,400 job seconds.
+
+    .venv/bin/python benchmarks/budgets.py                          # results/full, else results/reference
+    .venv/bin/python benchmarks/budgets.py --run results/reference --out /tmp/budgets.json
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+from collections.abc import Iterable
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[1]
+SIDECAR = ".prov.json"
+GOAL_WALL_S = 20 * 60  # issue 23: the full DAG in 20 minutes ...
+GOAL_CORES = 2  # ... on 2 cores
+
+# study → artifact path prefixes (relative to the run folder), first match wins
+STUDIES: dict[str, tuple[str, ...]] = {
+    "minip rank_vs_m (B2, TT-6)": ("minip/train/rank_vs_m/",),
+    "minip witness families (TT-4 sweep)": ("minip/train/witness_families/",),
+    "minip ood pools (TT-5)": ("minip/train/ood/",),
+    "minip witness suite (TT-4, TT-4p)": ("minip/train/witness/",),
+    "minip length sweep (TT-1, TT-2)": ("minip/train/length_sweep/",),
+    "minip restarts (trap study)": ("minip/restarts/",),
+    "minip capacity probe": ("minip/capacity/",),
+    "entropic attention (EB-8 ... EB-14)": ("entropic/attention/",),
+    "entropic predict (EB-13)": ("entropic/predict/",),
+    "entropic ladder (EB-5 ... EB-7)": ("entropic/ladder/",),
+    "entropic surrogate (EB-1 ... EB-4)": ("entropic/surrogate/",),
+    "language, appendix B (EB-15, EB-16)": ("language/",),
+    "tables, figures, claims": ("tables/", "figures/", "claims."),
+}
+
+# study → job seconds it may take at full scale (declared; about 1.15x the last clean run, so a
+# new grid that grows a study fails the check until its budget is raised on purpose)
+BUDGETS: dict[str, float] = {
+    "minip rank_vs_m (B2, TT-6)": 1800,
+    "minip witness families (TT-4 sweep)": 900,
+    "minip ood pools (TT-5)": 650,
+    "minip witness suite (TT-4, TT-4p)": 300,
+    "minip length sweep (TT-1, TT-2)": 250,
+    "minip restarts (trap study)": 450,
+    "minip capacity probe": 130,
+    "entropic attention (EB-8 ... EB-14)": 520,
+    "entropic predict (EB-13)": 360,
+    "entropic ladder (EB-5 ... EB-7)": 170,
+    "entropic surrogate (EB-1 ... EB-4)": 110,
+    "language, appendix B (EB-15, EB-16)": 360,
+    "tables, figures, claims": 60,
+}
+
+
+def study_of(artifact: str) -> str | None:
+    """The study an artifact (path relative to the run folder) belongs to."""
+    for study, prefixes in STUDIES.items():
+        if any(artifact.startswith(p) for p in prefixes):
+            return study
+    return None
+
+
+def job_seconds(sidecars: Iterable[dict]) -> dict[str, float]:
+    """Job seconds per study: each step run (rule, wildcards) counted once, by its artifacts'
+    study. ValueError on a job without a study or without ``duration_s``."""
+    jobs: dict[tuple[str, str], dict] = {}
+    for rec in sidecars:
+        jobs.setdefault((rec["rule"], json.dumps(rec["wildcards"], sort_keys=True)), rec)
+    out = dict.fromkeys(STUDIES, 0.0)
+    for rec in jobs.values():
+        study = study_of(rec["artifact"])
+        if study is None:
+            raise ValueError(f"{rec['artifact']}: no study of benchmarks/budgets.py claims it")
+        if rec.get("duration_s") is None:
+            raise ValueError(f"{rec['artifact']}: its sidecar records no duration_s")
+        out[study] += float(rec["duration_s"])
+    return out
+
+
+def check(measured: dict[str, float], budgets: dict[str, float]) -> dict:
+    """Measured against budget per study, and the sum against the 20-minute goal."""
+    rows = {s: {"measured_s": round(measured.get(s, 0.0), 1), "budget_s": budgets[s],
+                "ok": measured.get(s, 0.0) <= budgets[s]} for s in budgets}
+    total = sum(measured.values())
+    goal = GOAL_WALL_S * GOAL_CORES
+    return {"studies": rows, "total_s": round(total, 1), "budget_total_s": sum(budgets.values()),
+            "goal_job_s": goal, "goal_met": total <= goal, "ok": all(r["ok"] for r in rows.values())}
+
+
+def read_sidecars(run: Path) -> list[dict]:
+    return [json.loads(p.read_text()) for p in sorted(run.rglob("*" + SIDECAR))]
+
+
+def main(argv: list[str] | None = None) -> int:
+    ap = argparse.ArgumentParser(description=__doc__,
+                                 formatter_class=argparse.RawDescriptionHelpFormatter)
+    ap.add_argument("--run", help="the run folder (default results/full, else results/reference)")
+    ap.add_argument("--out", default=str(ROOT / "benchmarks" / "results" / "budgets.json"))
+    a = ap.parse_args(argv)
+    run = Path(a.run) if a.run else next(
+        (p for p in (ROOT / "results" / "full", ROOT / "results" / "reference")
+         if (p / "claims.csv").exists()), ROOT / "results" / "full")
+    if not run.is_dir():
+        print(f"budgets: no run folder at {run}", file=sys.stderr)
+        return 2
+    sidecars = read_sidecars(run)
+    if {r.get("params", {}).get("scale", "full") for r in sidecars if r["rule"] == "claims"} != {"full"}:
+        print(f"budgets: {run} is not a full-scale run (budgets are for scale full)", file=sys.stderr)
+        return 2
+    report = check(job_seconds(sidecars), BUDGETS)
+    report["run"] = str(run.relative_to(ROOT)) if run.is_relative_to(ROOT) else str(run)
+    Path(a.out).write_text(json.dumps(report, indent=2) + "\n")
+    for study, row in report["studies"].items():
+        flag = "ok  " if row["ok"] else "OVER"
+        print(f"{flag} {study:40s} {row['measured_s']:8.1f} s of {row['budget_s']:6.0f} s")
+    print(f"total {report['total_s']:.0f} job s (budgets {report['budget_total_s']:.0f}); the "
+          f"20-minute goal on {GOAL_CORES} cores allows {report['goal_job_s']} job s: "
+          f"{'met' if report['goal_met'] else 'not met'}")
+    return 0 if report["ok"] else 1
+
+
+if __name__ == "__main__":
+    sys.exit(main())

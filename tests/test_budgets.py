@@ -1,0 +1,58 @@
+"""benchmarks/budgets.py: job seconds per study from a run's sidecars, against declared budgets."""
+
+import importlib.util
+import json
+from pathlib import Path
+
+import pytest
+
+ROOT = Path(__file__).resolve().parents[1]
+_spec = importlib.util.spec_from_file_location("budgets", ROOT / "benchmarks" / "budgets.py")
+budgets = importlib.util.module_from_spec(_spec)
+_spec.loader.exec_module(budgets)
+
+
+def _rec(artifact: str, rule: str, wildcards: dict, seconds: float | None) -> dict:
+    return {"artifact": artifact, "rule": rule, "wildcards": wildcards, "duration_s": seconds}
+
+
+def test_each_job_counts_once_in_the_study_of_its_artifacts():
+    w = {"experiment": "rank_vs_m", "instance": "m8"}
+    recs = [_rec("minip/train/rank_vs_m/m8/metrics.parquet", "minip_train", w, 100.0),
+            _rec("minip/train/rank_vs_m/m8/weights.npz", "minip_train", w, 100.0),  # same job
+            _rec("minip/train/witness_families/K4w3/metrics.parquet", "minip_train",
+                 {"experiment": "witness_families", "instance": "K4w3"}, 30.0),
+            _rec("minip/train/witness/table/metrics.parquet", "minip_train",
+                 {"experiment": "witness", "instance": "table"}, 7.0),
+            _rec("tables/minip_rank_vs_m.parquet", "table", {"name": "minip_rank_vs_m"}, 2.5)]
+    got = budgets.job_seconds(recs)
+    assert got["minip rank_vs_m (B2, TT-6)"] == 100.0
+    assert got["minip witness families (TT-4 sweep)"] == 30.0
+    assert got["minip witness suite (TT-4, TT-4p)"] == 7.0  # not taken by witness_families
+    assert got["tables, figures, claims"] == 2.5
+    assert sum(got.values()) == 139.5
+
+
+def test_an_unclaimed_job_or_a_missing_duration_is_an_error():
+    with pytest.raises(ValueError, match="no study"):
+        budgets.job_seconds([_rec("elsewhere/x.parquet", "new_rule", {}, 1.0)])
+    with pytest.raises(ValueError, match="duration_s"):
+        budgets.job_seconds([_rec("language/train/prose/ranks.parquet", "language_train", {}, None)])
+
+
+def test_a_study_over_its_budget_fails_the_check():
+    measured = dict.fromkeys(budgets.BUDGETS, 0.0)
+    assert budgets.check(measured, budgets.BUDGETS)["ok"]
+    study = "entropic predict (EB-13)"
+    measured[study] = budgets.BUDGETS[study] + 1
+    report = budgets.check(measured, budgets.BUDGETS)
+    assert not report["ok"] and not report["studies"][study]["ok"]
+    assert [s for s, r in report["studies"].items() if not r["ok"]] == [study]
+
+
+def test_every_study_has_a_budget_and_every_reference_job_a_study():
+    assert list(budgets.BUDGETS) == list(budgets.STUDIES)
+    sidecars = budgets.read_sidecars(ROOT / "results" / "reference")
+    measured = budgets.job_seconds(sidecars)  # raises on a job no study claims
+    assert all(measured[s] > 0 for s in budgets.STUDIES), measured
+    assert json.dumps(budgets.check(measured, budgets.BUDGETS))
