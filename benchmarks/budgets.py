@@ -42,22 +42,23 @@ STUDIES: dict[str, tuple[str, ...]] = {
     "tables, figures, claims": ("tables/", "figures/", "claims."),
 }
 
-# study → job seconds it may take at full scale (declared; about 1.15x the last clean run, so a
+# study → job seconds it may take at full scale (declared: 1.15x the clean full run of ef1c06d,
+# 1,993 s wall on an idle 2-core machine, rounded up to 10 s; so a
 # new grid that grows a study fails the check until its budget is raised on purpose)
 BUDGETS: dict[str, float] = {
-    "minip rank_vs_m (B2, TT-6)": 1800,
-    "minip witness families (TT-4 sweep)": 900,
-    "minip ood pools (TT-5)": 650,
-    "minip witness suite (TT-4, TT-4p)": 300,
-    "minip length sweep (TT-1, TT-2)": 250,
-    "minip restarts (trap study)": 450,
-    "minip capacity probe": 130,
-    "entropic attention (EB-8 ... EB-14)": 520,
-    "entropic predict (EB-13)": 360,
-    "entropic ladder (EB-5 ... EB-7)": 170,
-    "entropic surrogate (EB-1 ... EB-4)": 110,
-    "language, appendix B (EB-15, EB-16)": 360,
-    "tables, figures, claims": 60,
+    "minip rank_vs_m (B2, TT-6)": 1320,
+    "minip witness families (TT-4 sweep)": 620,
+    "minip ood pools (TT-5)": 530,
+    "minip witness suite (TT-4, TT-4p)": 230,
+    "minip length sweep (TT-1, TT-2)": 180,
+    "minip restarts (trap study)": 310,
+    "minip capacity probe": 90,
+    "entropic attention (EB-8 ... EB-14)": 390,
+    "entropic predict (EB-13)": 250,
+    "entropic ladder (EB-5 ... EB-7)": 140,
+    "entropic surrogate (EB-1 ... EB-4)": 100,
+    "language, appendix B (EB-15, EB-16)": 290,
+    "tables, figures, claims": 40,
 }
 
 

@@ -231,7 +231,8 @@ def build_summary(trainer: dict, smoke: dict | None, full: dict | None, date: st
     for scale, rec in (("smoke", smoke), ("full", full)):
         if rec:
             summary["runs"][scale] = {k: rec.get(k) for k in ("date", "cores", "command", "git",
-                                                              "load_before", "load_after")}
+                                                              "load_before", "load_after",
+                                                              "where")}
     check_summary(summary)
     return summary
 
@@ -272,6 +273,8 @@ def times_section(summary: dict) -> str:
              "| what | measured | target | notes |", "| --- | --- | --- | --- |"]
     for scale, key, how in (("smoke", "smoke_wall_s", "make bench"),
                             ("full", "full_wall_s", "recorded by make reference")):
+        if str((runs.get(scale) or {}).get("where") or "").startswith("a fresh copy"):
+            how = f"benchmarks/pipeline_wall.py --scale {scale}"
         val, goal = summary[key], targets[key]
         run = runs.get(scale, {})
         ok = None if val is None else val <= goal
