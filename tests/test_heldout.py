@@ -36,12 +36,17 @@ def test_record_refuses_a_reference_or_mixed_run(tmp_path, offsets):
         heldout_record(_run(tmp_path, offsets, {"TT-1": "pass"}))
 
 
-def test_section_marks_moved_verdicts(tmp_path):
+def _reference_and_moved_run(tmp_path):
+    """A reference where TT-1 passes and TT-3 fails, and a held-out run where both pass."""
     ref = tmp_path / "ref"
     ref.mkdir()
     (ref / "claims.csv").write_text("id,paper,statement,measured,threshold,verdict,note,sweep\n"
                                     "TT-1,B,s,m,t,pass,,\nTT-3,B,s,m,t,fail,,\n")
-    run = _run(tmp_path, [7], {"TT-1": "pass", "TT-3": "pass"})
+    return ref, _run(tmp_path, [7], {"TT-1": "pass", "TT-3": "pass"})
+
+
+def test_section_marks_moved_verdicts(tmp_path):
+    ref, run = _reference_and_moved_run(tmp_path)
     text = heldout_section(run / "claims.csv", heldout_record(run), ref)
     assert "differ from the reference: TT-3." in text
     assert "| **TT-3** | fail | pass |" in text and "| TT-1 | pass | pass |" in text
@@ -53,11 +58,7 @@ def test_section_marks_moved_verdicts(tmp_path):
 def test_update_puts_one_paragraph_in_the_readme_and_the_table_in_docs(tmp_path):
     from attnrank.publish.readme import update_heldout
 
-    ref = tmp_path / "ref"
-    ref.mkdir()
-    (ref / "claims.csv").write_text("id,paper,statement,measured,threshold,verdict,note,sweep\n"
-                                    "TT-1,B,s,m,t,pass,,\nTT-3,B,s,m,t,fail,,\n")
-    run = _run(tmp_path, [7], {"TT-1": "pass", "TT-3": "pass"})
+    ref, run = _reference_and_moved_run(tmp_path)
     (tmp_path / "record.json").write_text(json.dumps(heldout_record(run)))
     markers = "<!-- heldout:start -->\nold\n<!-- heldout:end -->\n"
     readme, doc = tmp_path / "README.md", tmp_path / "docs" / "results.md"
