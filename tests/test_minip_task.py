@@ -8,6 +8,7 @@ import torch
 from attnrank.minip.task import (
     bit_codes,
     disjoint_pools,
+    distinct_sequence_ids,
     minip_targets,
     sample_sequences,
     sample_tokens,
@@ -112,3 +113,38 @@ def test_pools_refuse_impossible_sizes():
     g = torch.Generator().manual_seed(0)
     with pytest.raises(ValueError, match="distinct sequences"):
         disjoint_pools(g, 5000, 5000, 1, 4, "fixed_weight")
+
+
+def _codes(ids, n_vocab):
+    return ((ids[:, 0] * n_vocab + ids[:, 1]) * n_vocab + ids[:, 2]).tolist()
+
+
+@pytest.mark.parametrize("n_vocab,n_train,n_test", [
+    (20, 7744, 256),          # the whole space of m = 6 (20^3 = 8000): every sequence used once
+    (70, 1024, 4096),         # a permuted space, small pool
+    (300, 60000, 4096),       # 300^3 = 2.7e7 > 2^24: drawn iid, first draws kept
+])
+def test_sequence_pools_are_distinct_disjoint_and_in_the_space(n_vocab, n_train, n_test):
+    g = torch.Generator().manual_seed(5)
+    train, test = distinct_sequence_ids(g, n_vocab, n_train, n_test, 3)
+    assert train.shape == (n_train, 3) and test.shape == (n_test, 3)
+    assert train.dtype == test.dtype == torch.int64
+    for ids in (train, test):
+        assert int(ids.min()) >= 0 and int(ids.max()) < n_vocab
+    tr, te = set(_codes(train, n_vocab)), set(_codes(test, n_vocab))
+    assert len(tr) == n_train and len(te) == n_test and not tr & te
+    if n_train + n_test == n_vocab**3:
+        assert tr | te == set(range(n_vocab**3))
+
+
+def test_sequence_pools_are_seeded_and_uniform_over_positions():
+    a = distinct_sequence_ids(torch.Generator().manual_seed(1), 70, 5000, 100, 3)
+    b = distinct_sequence_ids(torch.Generator().manual_seed(1), 70, 5000, 100, 3)
+    assert all(torch.equal(x, y) for x, y in zip(a, b, strict=True))
+    counts = torch.bincount(a[0].flatten(), minlength=70).float()
+    assert counts.min() > 0.6 * counts.mean() and counts.max() < 1.4 * counts.mean()
+
+
+def test_sequence_pools_refuse_more_than_the_space():
+    with pytest.raises(ValueError, match="V\\^N = 20\\^3 = 8000"):
+        distinct_sequence_ids(torch.Generator().manual_seed(0), 20, 7800, 256, 3)

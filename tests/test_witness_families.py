@@ -104,6 +104,7 @@ def test_an_empty_grid_is_refused_naming_the_key(config):
 
 
 def test_jobs_use_the_witness_recipe_on_table_features(config):
+    config["minip"]["scales"]["full"]["witness"].pop("seeds", None)  # the scale's seed count
     jobs = minip_jobs(config, "full")
     w = config["minip"]["scales"]["full"]["witness"]
     fam = {k[1]: j for k, j in jobs.items() if k[0] == WITNESS_FAMILIES}
@@ -119,6 +120,18 @@ def test_jobs_use_the_witness_recipe_on_table_features(config):
     assert table_job.worst_case_cutoff == config["claims"]["worst_case_cutoff"]
     shared = [s for s in table_job.families if s.experiment == "witness"]
     assert [(s.blocks, s.width, s.instance) for s in shared] == [(8, 3, "table")]
+
+
+def test_a_witness_grid_on_its_own_seeds_shares_no_job_with_the_families(config):
+    g = config["minip"]["scales"]["full"]
+    g["witness"]["seeds"] = g["seeds"] + 2
+    jobs = minip_jobs(config, "full")
+    fam = {k[1]: j for k, j in jobs.items() if k[0] == WITNESS_FAMILIES}
+    assert len(fam) == 11 and "K8w3" in fam  # the configured family trains on its own job too
+    assert {j.seeds for j in fam.values()} == {g["seeds"]}
+    assert jobs[("witness", "table")].seeds == g["seeds"] + 2
+    table_job = jobs[(WITNESS_FAMILIES_TABLE, "")]
+    assert all(s.experiment == WITNESS_FAMILIES for s in table_job.families)
 
 
 def test_without_table_features_in_witness_every_family_has_its_own_job(config):

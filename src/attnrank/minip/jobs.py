@@ -127,7 +127,15 @@ class InformationBoundJob(Job):
 
 
 WITNESS_FAMILIES = "witness_families"  # the (K, w) sweep of the witness suite, table features
-MINIP_EXPERIMENTS = ("length_sweep", "rank_vs_m", "witness", "ood", WITNESS_FAMILIES)
+OOD = "ood"  # B4 on pools that teach the rule (TT-5 judges it)
+OOD_MEMORISING = "ood_memorising"  # B4 on the earlier small pools the heads memorise (reported)
+OOD_POOL_SWEEP = "ood_pool_sweep"  # one m, train pools of growing size: the train–test gap closing
+OOD_POOLS = (OOD, OOD_MEMORISING)  # the experiments of named pool scales (`scales` lists)
+MINIP_EXPERIMENTS = ("length_sweep", "rank_vs_m", "witness", OOD, OOD_MEMORISING, OOD_POOL_SWEEP,
+                     WITNESS_FAMILIES)
+# the grids judged per seed (TT-3, TT-4/TT-4p, TT-5's dense half) may run more seeds than the
+# scale's `seeds`: their block's own `seeds` key (docs/methods.md, "Seeds and the seed quorum")
+OWN_SEEDS = ("rank_vs_m", "witness", OOD)
 WITNESS_FAMILIES_TABLE = "witness_families_table"  # minip_jobs' key of the table job
 MAX_WITNESS_BITS = 62  # a witness token's bit code must fit an int64 (tasks.minip.bit_codes)
 
@@ -189,12 +197,22 @@ def family_instance(family: WitnessFamily) -> str:
     return f"K{family.blocks}w{family.width}"
 
 
+def experiment_seeds(minip: dict[str, Any], scale: str, experiment: str) -> int:
+    """Seeds of ``experiment`` at ``scale``: its block's own ``seeds`` where it may have one
+    (``OWN_SEEDS``), else the scale's ``seeds``."""
+    g = minip["scales"][scale]
+    own = g[experiment].get("seeds") if experiment in OWN_SEEDS else None
+    return int(g["seeds"] if own is None else own)
+
+
 def family_sources(minip: dict[str, Any], scale: str) -> list[WitnessFamilySource]:
     """Where each family's heads are trained: the configured witness family, when its table
-    features are trained anyway (``witness.feature_maps``), is that job (same recipe, same
-    ranks); every other family is a ``witness_families`` job of its own."""
+    features are trained anyway (``witness.feature_maps``) on the families' seed count, is that
+    job (same recipe, same ranks, same seeds); every other family is a ``witness_families`` job
+    of its own."""
     w = minip["scales"][scale]["witness"]
-    shared = (w["blocks"], w["width"]) if "table" in w["feature_maps"] else None
+    same_seeds = experiment_seeds(minip, scale, "witness") == minip["scales"][scale]["seeds"]
+    shared = (w["blocks"], w["width"]) if "table" in w["feature_maps"] and same_seeds else None
     return [WitnessFamilySource(f.blocks, f.width, "witness", "table")
             if (f.blocks, f.width) == shared
             else WitnessFamilySource(f.blocks, f.width, WITNESS_FAMILIES, family_instance(f))
@@ -245,7 +263,7 @@ def minip_config_problems(minip: dict[str, Any], scale: str) -> list[str]:
     if g["rank_vs_m"]["feature_map"] == "table" and max(g["rank_vs_m"]["ms"]) > MAX_TABLE_BITS:
         out.append(f"{where}.rank_vs_m.ms = {g['rank_vs_m']['ms']}: every m at most "
                    f"{MAX_TABLE_BITS} with feature_map 'table' (an enumerated vocabulary)")
-    ood_ms = [s["m"] for s in g["ood"]["scales"]]
+    ood_ms = [s["m"] for exp in OOD_POOLS for s in g[exp]["scales"]] + [g[OOD_POOL_SWEEP]["m"]]
     if g["ood"]["feature_map"] == "table" and max(ood_ms) > MAX_TABLE_BITS:
         out.append(f"{where}.ood.scales[].m = {ood_ms}: every m at most {MAX_TABLE_BITS} with "
                    "ood.feature_map 'table' (an enumerated vocabulary)")
@@ -263,11 +281,19 @@ def minip_config_problems(minip: dict[str, Any], scale: str) -> list[str]:
         out.append(f"{where}.witness.blocks × width = {w['blocks']} × {w['width']} = "
                    f"{w['blocks'] * w['width']}: at most {MAX_WITNESS_BITS} bits (a witness token "
                    "is an int64 bit code)")
-    names = [s["name"] for s in g["ood"]["scales"]]
-    if len(set(names)) != len(names):
-        out.append(f"{where}.ood.scales[].name = {names}: unique names")
-    for i, s in enumerate(g["ood"]["scales"]):
-        problem = _pools_problem(minip, f"{where}.ood.scales[{i}]", g["ood"]["share_tokens"], s)
+    for exp in OOD_POOLS:
+        names = [s["name"] for s in g[exp]["scales"]]
+        if len(set(names)) != len(names):
+            out.append(f"{where}.{exp}.scales[].name = {names}: unique names")
+        for i, s in enumerate(g[exp]["scales"]):
+            problem = _pools_problem(minip, f"{where}.{exp}.scales[{i}]", g[exp]["share_tokens"], s)
+            if problem:
+                out.append(problem)
+    sweep = g[OOD_POOL_SWEEP]
+    for i, n in enumerate(sweep["train_pools"]):
+        problem = _pools_problem(minip, f"{where}.{OOD_POOL_SWEEP}.train_pools[{i}]",
+                                 g[OOD]["share_tokens"],
+                                 {"m": sweep["m"], "train_pool": n, "test_pool": sweep["test_pool"]})
         if problem:
             out.append(problem)
     try:
@@ -293,17 +319,25 @@ def minip_instances(minip: dict[str, Any], scale: str, experiment: str) -> list[
         return [f"m{m}" for m in g["rank_vs_m"]["ms"]]
     if experiment == "witness":
         return list(g["witness"]["feature_maps"])
-    if experiment == "ood":
-        return [s["name"] for s in g["ood"]["scales"]]
+    if experiment in OOD_POOLS:
+        return [s["name"] for s in g[experiment]["scales"]]
+    if experiment == OOD_POOL_SWEEP:
+        return [pool_instance(n) for n in g[OOD_POOL_SWEEP]["train_pools"]]
     if experiment == WITNESS_FAMILIES:
         return [s.instance for s in family_sources(minip, scale) if s.experiment == WITNESS_FAMILIES]
     raise ValueError(f"unknown Min-IP experiment {experiment!r}; known: {', '.join(MINIP_EXPERIMENTS)}")
 
 
+def pool_instance(train_pool: int) -> str:
+    """The instance name of one train-pool size of the pool sweep: ``pool<n>``."""
+    return f"pool{train_pool}"
+
+
 def _train_job(minip: dict[str, Any], scale: str, experiment: str, instance: str) -> MinipTrainJob:
     g = minip["scales"][scale]
     tokens = minip["tokens"]
-    common = dict(experiment=experiment, instance=instance, seeds=g["seeds"],
+    common = dict(experiment=experiment, instance=instance,
+                  seeds=experiment_seeds(minip, scale, experiment),
                   seed_offset=minip["seed_offset"],
                   ranks=tuple(g["ranks"]), dense=True, lr=minip["lr"], warmup=minip["warmup"],
                   log_every=minip["log_every"], hidden=minip["hidden"], feature=minip["feature"],
@@ -323,11 +357,19 @@ def _train_job(minip: dict[str, Any], scale: str, experiment: str, instance: str
     if experiment == WITNESS_FAMILIES:  # the witness recipe on another family: table, no dense
         src = next(s for s in family_sources(minip, scale) if s.instance == instance)
         return replace(_train_job(minip, scale, "witness", "table"), experiment=experiment,
-                       instance=instance, dense=False,
+                       instance=instance, dense=False, seeds=g["seeds"],
                        data=WitnessData("witness", src.blocks, src.width))
-    o = g["ood"]
+    if experiment == OOD_POOL_SWEEP:  # the B4 recipe of `ood` at one m, growing train pools
+        o, sweep = g[OOD], g[OOD_POOL_SWEEP]
+        n = next(n for n in sweep["train_pools"] if pool_instance(n) == instance)
+        common.update(ranks=tuple(sweep["ranks"]), dense=bool(sweep["dense"]), batch=o["batch"],
+                      steps=o["steps"])
+        data = PoolsData("pools", POOL_TOKENS, sweep["m"], tokens, n, sweep["test_pool"],
+                         o["share_tokens"])
+        return MinipTrainJob(**common, feature_map=o["feature_map"], data=data)
+    o = g[experiment]
     s = next(s for s in o["scales"] if s["name"] == instance)
-    common.update(batch=o["batch"], steps=o["steps"])
+    common.update(batch=o["batch"], steps=o["steps"], ranks=tuple(s.get("ranks", g["ranks"])))
     data = PoolsData("pools", POOL_TOKENS, s["m"], tokens, s["train_pool"], s["test_pool"], o["share_tokens"])
     return MinipTrainJob(**common, feature_map=o["feature_map"], data=data)
 
@@ -388,7 +430,7 @@ ORIGINAL = "original"  # the variant that is the job's own recipe (factors 1, 1)
 # accuracy ≥ exact_accuracy), TT-4 the largest rank exact (worst-case error < the cut-off)
 RESTART_CRITERIA: dict[str, tuple[str, str, str, str]] = {
     "rank_vs_m": ("TT-3", "test_sequence_accuracy", "at_least", "exact_accuracy"),
-    "ood": ("TT-5", "test_sequence_accuracy", "at_least", "exact_accuracy"),
+    OOD: ("TT-5", "test_sequence_accuracy", "at_least", "exact_accuracy"),
     "witness": ("TT-4", "test_worst_case_error", "below", "worst_case_cutoff"),
 }
 

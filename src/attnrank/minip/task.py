@@ -106,6 +106,42 @@ def witness_family(n_blocks: int, block_width: int) -> torch.Tensor:
     return torch.stack(seqs)
 
 
+MAX_ENUMERATED_SEQUENCES = 2**24  # a sequence space this small is permuted whole
+
+
+def distinct_sequence_ids(gen: torch.Generator, n_vocab: int, n_train: int, n_test: int,
+                          n_tokens: int) -> tuple[torch.Tensor, torch.Tensor]:
+    """Disjoint train and test pools of distinct sequences of token ids, drawn uniformly from the
+    V^N sequences over a vocabulary of V = ``n_vocab`` tokens: (n_train, N), (n_test, N) int64.
+
+    A sequence is its base-V code c = Σ_k id_k V^(N−1−k). A space of at most
+    ``MAX_ENUMERATED_SEQUENCES`` codes is permuted whole (the first n_train codes are the train
+    pool, the next n_test the test pool); a larger one is drawn iid uniformly and each code is kept
+    at its first draw (a uniform random set of distinct codes, in draw order) until n_train +
+    n_test are found. ValueError when the space holds fewer.
+    """
+    space, need = n_vocab**n_tokens, n_train + n_test
+    if need > space:
+        raise ValueError(f"pools of {n_train} + {n_test} distinct sequences need that many of the "
+                         f"V^N = {n_vocab}^{n_tokens} = {space}; lower the pools or raise m")
+    if space <= MAX_ENUMERATED_SEQUENCES:
+        codes = torch.randperm(space, generator=gen)[:need]
+    else:
+        codes = torch.empty(0, dtype=torch.int64)
+        while codes.numel() < need:
+            short = need - codes.numel()
+            drawn = torch.cat([codes, torch.randint(0, space, (short + short // 8 + 16,),
+                                                    generator=gen)])
+            uniq, inverse = torch.unique(drawn, return_inverse=True)
+            first = torch.full((uniq.numel(),), drawn.numel(), dtype=torch.int64).scatter_reduce(
+                0, inverse, torch.arange(drawn.numel()), "amin")
+            codes = drawn[first.sort().values]
+        codes = codes[:need]
+    powers = n_vocab ** torch.arange(n_tokens - 1, -1, -1, dtype=torch.int64)
+    ids = (codes[:, None] // powers) % n_vocab
+    return ids[:n_train], ids[n_train:]
+
+
 def disjoint_pools(gen: torch.Generator, n_train: int, n_test: int, n_tokens: int, m: int,
                    tokens: str, share_tokens: bool = True) -> tuple[torch.Tensor, torch.Tensor]:
     """Disjoint train and test pools of distinct random sequences: (n_train, N, m), (n_test, N, m).

@@ -84,6 +84,9 @@ TABLES: dict[str, Table] = _index([
     Table("minip_rank_vs_m", "table", "B"),
     Table("minip_witness", "table", "B"),
     Table("minip_ood", "table", "B"),
+    # B4 on the earlier pools the heads memorise (reported), and the pool-size sweep at one m
+    Table("minip_ood_memorising", "table", "B"),
+    Table("minip_ood_pool_sweep", "table", "B"),
     Table("minip_capacity", "table", "B"),
     Table("minip_constructions", "minip_constructions", "B"),
     Table("minip_information_bound", "minip_information_bound", "B"),

@@ -33,6 +33,7 @@ from attnrank.minip.models import (
 from attnrank.minip.task import (
     MAX_VOCAB_BITS,
     disjoint_pools,
+    distinct_sequence_ids,
     minip_targets,
     sample_sequences,
     token_ids,
@@ -158,6 +159,16 @@ class JobData:
             self.vocab = torch.unique(fam.reshape(-1, self.m), dim=0)
             ids["test"] = token_ids(fam, self.vocab).expand(n_seeds, -1, -1)
             self.train_size = fam.shape[0]
+        elif self.kind == "pools" and self.vocab is not None and data.share_tokens:
+            # ids drawn straight from the V^N sequences (the large pools fit no bit tensor)
+            pools = [distinct_sequence_ids(torch_generator(exp, inst, s, "pools"),
+                                           self.vocab.shape[0], data.train_pool, data.test_pool,
+                                           self.n_tokens) for s in self.seeds]
+            self.pool = torch.stack([p[0] for p in pools])
+            n_eval = min(job.eval_sequences, data.train_pool)
+            ids["train"] = self.pool[:, :n_eval]
+            ids["test"] = torch.stack([p[1] for p in pools])
+            self.train_size = job.batch or data.train_pool
         elif self.kind == "pools":
             pools = [disjoint_pools(torch_generator(exp, inst, s, "pools"), data.train_pool,
                                     data.test_pool, self.n_tokens, self.m, self.tokens,
