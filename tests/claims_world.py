@@ -30,7 +30,8 @@ def params(claims: dict[str, Any] | None = None,
     return {"scale": "test", "claims": copy.deepcopy(claims or CONFIG["claims"]), "minip": {},
             "minip_grid": {"witness": {"blocks": witness[0], "width": witness[1]}},
             "entropic": {"n_tokens": N_TOKENS, "d": D, "taus": list(TAUS), "headline_tau": 0.05,
-                         "headline_beta": 1.0, "teacher_values": "orthonormal"}}
+                         "headline_beta": 1.0, "teacher_values": "orthonormal",
+                         "spectrum": "flat"}}
 
 
 # ---- Paper B -----------------------------------------------------------------------------------
@@ -113,8 +114,26 @@ def witness_families() -> pd.DataFrame:
     return pd.concat([fam, pd.DataFrame(rows)], ignore_index=True)
 
 
-def ood() -> pd.DataFrame:
-    return pd.DataFrame(crossing_rows(4, 8, "small") + crossing_rows(16, 12, "large"))
+def ood(gap: float = 0.005) -> pd.DataFrame:
+    """B4 on pools that teach the rule: train-pool accuracy ``gap`` above the test pool's."""
+    df = pd.DataFrame(crossing_rows(4, 8, "small") + crossing_rows(16, 12, "large"))
+    return df.assign(train_sequence_accuracy=(df["test_sequence_accuracy"] + gap).clip(upper=1))
+
+
+def ood_memorising() -> pd.DataFrame:
+    """B4 on memorised pools (reported only): train accuracy far above test."""
+    return ood(gap=0.3)
+
+
+def ood_pool_sweep() -> pd.DataFrame:
+    """The pool sweep at m = 8: the gap closing from 0.3 (pool 1024) to 0.01 (pool 65536)."""
+    rows = []
+    for pool, gap in ((1024, 0.3), (65536, 0.01)):
+        for r in (8, 64):
+            rows += [row | {"train_sequence_accuracy": min(1.0, row["test_sequence_accuracy"] + gap)}
+                     for row in minip_rows("kernel", 3, r, [0.6, 0.62], m=8, fm="mlp",
+                                           inst=f"pool{pool}")]
+    return pd.DataFrame(rows)
 
 
 def capacity() -> pd.DataFrame:
@@ -176,6 +195,10 @@ def attention(soft_factor: float = 0.8) -> pd.DataFrame:
 
 
 MIXER_LEVEL = {1: 5.0, 2: 10.0, 4: 18.0, 6: 18.5}  # rises, then levels off at 18.5
+# The mixer's R̃_eff (EB-14): the linear teacher's saturates (growth per unit r* 0.8 over r* 1→2,
+# 0.2 over 4→6); softmax β = 1 grows by 1 per unit r* over 4→6 (more than linear), β = 4 by 0.05
+MIXER_ENERGY = {"linear": {1: 1.0, 2: 1.8, 4: 3.0, 6: 3.4},
+                1.0: {1: 2.0, 2: 3.0, 4: 5.0, 6: 7.0}, 4.0: {1: 2.0, 2: 3.0, 4: 3.2, 6: 3.3}}
 # Softmax E1 R̃_eff (β = 1): monotone (EB-13), over the smallest r* and under the largest (EB-13b)
 SOFTMAX_ENERGY = {1: 1.5, 2: 2.2, 4: 4.0, 6: 5.5}
 
@@ -184,7 +207,8 @@ def predict() -> pd.DataFrame:
     """Estimates of every teacher. E1's numerical rank saturates at the headline τ = 0.01 only (r*
     itself at τ = 0.05 and 0.1) and the mixer's levels off in the band at τ = 0.01 and 0.05 (half
     as high at 0.1): EB-13 and EB-14 pass at the headline and fail at another τ. A second softmax
-    teacher (β = 4) has exact R̃_eff, so EB-13b holds at β = 1 only."""
+    teacher (β = 4) has exact R̃_eff, so EB-13b holds at β = 1 only. The mixer's R̃_eff
+    (``MIXER_ENERGY``): EB-14 passes at β = 1 and fails at β = 4."""
     rows = []
     for teacher, beta in (("linear", 1.0), ("softmax", 1.0), ("softmax", 4.0)):
         soft = teacher == "softmax"
@@ -203,12 +227,32 @@ def predict() -> pd.DataFrame:
                                      "energy_effective_rank": SOFTMAX_ENERGY[r_star] if biased
                                      else val})
                 num, ent = (MIXER_LEVEL[r_star], r_star + 1.0) if soft else (r_star, 0.8 * r_star)
+                energy = MIXER_ENERGY[beta if soft else "linear"][r_star]
                 rows.append({"teacher": teacher, "beta": beta, "estimator": "mixer",
                              "r_star": r_star, "seed": seed, "S": 64,
                              "numerical_rank_tau0.05": num, "numerical_rank_tau0.01": num,
-                             "numerical_rank_tau0.1": num / 2, "energy_effective_rank": ent,
+                             "numerical_rank_tau0.1": num / 2, "energy_effective_rank": energy,
                              "entropy_effective_rank": ent})
     return pd.DataFrame(rows)
+
+
+D32_LEVEL = 18.0  # E1's softmax numerical rank (τ = 0.01) at d = 32: saturated in the paper's 17–23
+
+
+def predict_d32() -> pd.DataFrame:
+    """The second predictability grid (d = 32): the world's predict rows without E2 (not run at
+    d = 32), the largest S 16384, E1's softmax numerical rank (τ = 0.01) saturated at
+    ``D32_LEVEL`` (+ 0.1 · r*); and the headline-β softmax teacher under a decaying spectrum, its
+    level half as high (reported)."""
+    df = predict()
+    df = df[df["estimator"] != "E2"].copy()
+    df.loc[df["S"] == 4096, "S"] = 16384
+    sel = (df["teacher"] == "softmax") & (df["estimator"] == "E1")
+    df.loc[sel, "numerical_rank_tau0.01"] = D32_LEVEL + 0.1 * df.loc[sel, "r_star"]
+    df = df.assign(d=32, spectrum="flat")
+    decaying = df[(df["teacher"] == "softmax") & (df["beta"] == 1.0)].assign(spectrum="decaying")
+    decaying["numerical_rank_tau0.01"] = decaying["numerical_rank_tau0.01"] / 2
+    return pd.concat([df, decaying], ignore_index=True)
 
 
 def attention_other_values(soft_factor: float = 0.8) -> pd.DataFrame:
@@ -311,11 +355,13 @@ def world() -> dict[str, pd.DataFrame]:
     return {"minip_length_sweep": length_sweep(), "minip_constructions": constructions(),
             "minip_rank_vs_m": rank_vs_m(), "minip_information_bound": information_bound(),
             "minip_witness": witness(), "minip_witness_families": witness_families(),
-            "minip_ood": ood(), "minip_restarts_summary": restarts_summary(),
+            "minip_ood": ood(), "minip_ood_memorising": ood_memorising(),
+            "minip_ood_pool_sweep": ood_pool_sweep(), "minip_restarts_summary": restarts_summary(),
             "minip_capacity": capacity(), "entropic_surrogate": surrogate(),
             "entropic_ladder": ladder(), "entropic_attention": attention(),
             "entropic_predict": predict(),
             "entropic_attention_other_values": attention_other_values(),
             "entropic_predict_other_values": predict_other_values(),
+            "entropic_predict_d32": predict_d32(),
             "language_ranks": language_ranks(), "language_loss": language_loss(),
             "language_corpora": language_corpora()}

@@ -73,7 +73,7 @@ def test_deleted_artifact(run, config):
 
 def test_config_value_that_feeds_one_job(run, config):
     changed = copy.deepcopy(config)
-    changed["minip"]["scales"]["smoke"]["ood"]["scales"][0]["train_pool"] += 1
+    changed["minip"]["scales"]["smoke"]["ood"]["scales"][0]["train_pool"] -= 1
     job = {"minip/train/ood/small/metrics.parquet", "minip/train/ood/small/weights.npz"}
     plan = build_plan(changed, "smoke")
     found = _by_category(audit_run(run, changed))

@@ -160,7 +160,7 @@ CHANGES = [  # (claim, key in the claims block (dotted for a claim's own), new v
     ("EB-13b", "rank_tolerance", 0.6, "r* + 0.6"),
     ("TT-1", "exact_accuracy", 1.5, "≥ 1.5"),
     ("EB-1", "EB-1.bound_tolerance", 0.005, "within 0.005 of it"),
-    ("EB-14", "EB-14.level_band", [20, 24], "[20, 24]"),
+    ("EB-14", "EB-14.saturation_ratio", 0.2, "below 0.2 times"),
 ]
 
 

@@ -8,7 +8,7 @@ from collections.abc import Callable
 import pandas as pd
 import pytest
 from claims_world import minip_rows, params, world
-from test_claims_verdicts import ACC, CAP, LAD, OOD, PRE, RVM, WIT, WORST, Tables, where
+from test_claims_verdicts import ACC, CAP, LAD, OOD, PRE, RVM, WIT, WORST, Tables, drop, where
 
 from attnrank.claims import CHECKS, FAIL, NOT_RUN, PASS, NotRun, evaluate_claims, write_claims
 from attnrank.core.claims import COLUMNS, sweep_text
@@ -46,8 +46,9 @@ def test_tt4_reports_the_transition_against_r_lb_and_k_and_the_0_80_readings():
         assert f"{fm}: r=1: 2/2 seeds fail, r=2: 2/2 seeds fail, r=4: 2/2 seeds fail" in out.measured
     assert out.measured.count("transition (smallest r exact on every seed) 16 vs r_lb = 6, "
                               "K = 6") == 2
-    assert out.note.startswith("the paper's 'error > 0.8' on the ranks that must fail, read as "
-                               "sequence error or as worst-case error")
+    assert out.note.startswith("every seed (the paper's reading): pass; the paper's 'error > 0.8' "
+                               "on the ranks that must fail, read as sequence error or as "
+                               "worst-case error")
     assert out.note.count("sequence error median 0.9 (> 0.8 on 6/6 runs), worst-case error median "
                           "1.2 (> 0.8 on 6/6 runs): supports sequence error and worst-case "
                           "error") == 2
@@ -149,10 +150,12 @@ def saturate_at_005_only(t: Tables) -> None:
 SWEEPS = [  # (claim, edit, headline passes, sweep)
     ("EB-13", lambda t: None, True, "τ=0.01 (headline): pass; τ=0.05: fail; τ=0.1: fail"),
     ("EB-13", saturate_at_005_only, False, "τ=0.01 (headline): fail; τ=0.05: pass; τ=0.1: fail"),
-    ("EB-14", lambda t: None, True, "τ=0.01 (headline): pass; τ=0.05: pass; τ=0.1: fail"),
-    ("EB-14", lambda t: where(t, PRE, "numerical_rank_tau0.01", 30.0, teacher="softmax",
-                              estimator="mixer", r_star=6),
-     False, "τ=0.01 (headline): fail; τ=0.05: pass; τ=0.1: fail"),
+    ("EB-14", lambda t: None, True, "β=1 (headline): pass; β=4: fail"),
+    ("EB-14", lambda t: (where(t, PRE, "energy_effective_rank", 5.1, teacher="softmax",
+                               estimator="mixer", beta=1.0, r_star=6),
+                         where(t, PRE, "energy_effective_rank", 5.0, teacher="softmax",
+                               estimator="mixer", beta=4.0, r_star=6)),
+     False, "β=1 (headline): fail; β=4: pass"),
     ("EB-13b", lambda t: None, True, "β=1 (headline): pass; β=4: fail"),
     ("EB-13b", lambda t: (where(t, PRE, "energy_effective_rank", t[PRE]["r_star"] * 1.0,
                                 teacher="softmax", estimator="E1", beta=1.0),
@@ -173,12 +176,56 @@ def test_free_parameters_show_the_verdict_at_every_value(cid, edit, passed, swee
 
 def test_eb13b_names_the_beta_where_the_effect_appears():
     out = outcome("EB-13b")
-    assert out.note == "the effect (both conditions) appears at β = 1"
+    assert out.note.startswith("the effect (both conditions) appears at β = 1. ")
     assert "β=1: S=4096: R̃_eff 1.5 at r*=1 (over-estimates: True), 5.5 at r*=6 (compressed: " \
         "True); β=4: S=4096: R̃_eff 1 at r*=1 (over-estimates: False)" in out.measured
     none = outcome("EB-13b", lambda t: where(t, PRE, "energy_effective_rank", 1.0, teacher="softmax",
                                              estimator="E1", r_star=1))
     assert not none.passed and none.note.startswith("the effect appears at no β")
+
+
+def test_eb13b_reports_every_estimator_s_and_beta_at_both_d():
+    out = outcome("EB-13b")
+    d16, d32 = out.note.split("conditions): d = 4: ", 1)[1].split("; d = 32: ")
+    assert d16.startswith("E1: β=1: S=32 1.5/5.5*, S=4096 1.5/5.5*; β=4: S=32 1/6, S=4096 1/6 | "
+                          "E2: β=1: S=32 9/9")
+    assert "E2_debiased: β=1: S=32 9/9, S=4096 1/6" in d16
+    assert d32.startswith("E1: β=1: S=32 1.5/5.5*, S=16384 1.5/5.5*") and "E2: not computed" in d32
+    shown = outcome("EB-13b", lambda t: where(t, "entropic_predict_d32", "energy_effective_rank",
+                                              t["entropic_predict_d32"]["r_star"] * 0.8 + 0.7,
+                                              teacher="softmax", estimator="E2_debiased", S=32,
+                                              beta=1.0))
+    assert shown.passed and "E2_debiased: β=1: S=32 1.5/5.5*, S=16384 1/6; β=4: S=32 9/9" in \
+        shown.note.split("; d = 32: ")[1]
+
+
+def test_eb13_reports_the_paper_level_at_d32_beside_its_verdict():
+    out = outcome("EB-13")
+    head, rest = out.note.split("; d = 32 (reported, not in the verdict): ")
+    assert head.startswith("E2 (V unknown) at the largest S")
+    flat, decaying = rest.split("; d = 32, decaying spectrum (reported): ")
+    assert flat.startswith("S=16384: numerical rank (τ=0.01) by r*: 1:18.1, 2:18.2, 4:18.4, 6:18.6")
+    assert "saturated level (median over r*) 18.3 in the paper's [17, 23]: True" in flat
+    assert flat.endswith("EB-13's rule: pass")
+    assert "level (median over r*) 9.15 in the paper's [17, 23]: False" in decaying
+    low = outcome("EB-13", lambda t: where(t, "entropic_predict_d32", "numerical_rank_tau0.01",
+                                           25.0, teacher="softmax", estimator="E1"))
+    assert low.passed and "25 in the paper's [17, 23]: False" in low.note
+    gone = outcome("EB-13", lambda t: drop(t, "entropic_predict_d32",
+                                           lambda d: d["teacher"] != "softmax"))
+    assert gone.passed and "(reported, not in the verdict): not run: no E1 rows" in gone.note
+
+
+def test_eb14_reports_the_earlier_rule_labelled():
+    out = outcome("EB-14")
+    assert "earlier rule (numerical rank, registered before issue 24): pass (" in out.note
+    failed = outcome("EB-14", lambda t: where(t, PRE, "numerical_rank_tau0.01", 30.0,
+                                              teacher="softmax", estimator="mixer", r_star=6))
+    assert failed.passed
+    assert "earlier rule (numerical rank, registered before issue 24): fail (" in failed.note
+    assert "at every τ: τ=0.01 (headline): fail; τ=0.05: pass; τ=0.1: fail)" in failed.note
+    assert "growth per unit r* over the top interval (r* 4→6): softmax 1, linear 0.2" in \
+        out.measured and "(r* 1→2): 0.8 (top / bottom 0.25 vs 0.5)" in out.measured
 
 
 def test_claims_without_a_free_parameter_have_no_sweep():

@@ -14,6 +14,7 @@ import pytest
 from claims_world import (
     FINAL_STATIC,
     LANGUAGE_SEEDS,
+    LANGUAGE_STEPS,
     language_corpora,
     language_loss,
     language_ranks,
@@ -247,3 +248,59 @@ def test_eb16_uses_only_steps_logged_in_both_tables():
     loss = language_loss()
     loss = loss[loss["step"] != 300]
     assert outcome("EB-16", language_loss=loss).passed
+
+
+# ---- EB-16 against the validation loss (reported, registered in issue 24) ----------------------
+
+VAL_ENTRY = "static R̃_eff against the validation loss (reported, registered in issue 24)"
+
+
+def _val_loss_along(path: tuple[float, ...]) -> pd.DataFrame:
+    """``language_loss`` with the validation loss falling from 8 to 2 bits per byte along ``path``
+    (its share of the way at each logged step), the train loss as in the shared fixture."""
+    loss = language_loss()
+    share = loss["step"].map(dict(zip(LANGUAGE_STEPS, path, strict=True)))
+    return loss.assign(val_loss=8.0 - 6.0 * share + 0.01 * loss["seed"])
+
+
+def test_loss_points_carry_both_losses_at_the_same_steps():
+    from attnrank.language.points import loss_points
+
+    pts = loss_points(language_ranks(), language_loss())
+    assert {"train_loss", "val_loss"} <= set(pts.columns) and len(pts) == 12 * len(LANGUAGE_STEPS)
+    assert (pts["val_loss"] == pts["train_loss"] + 0.05).all()
+    assert "val_loss" not in loss_points(language_ranks(), language_loss().drop(columns="val_loss"))
+
+
+def test_eb16_reports_the_validation_reading_beside_the_headline():
+    out = outcome("EB-16")
+    assert out.passed
+    assert ("against the validation loss at the same steps (reported, registered in issue 24): "
+            "median |ρ(static R̃_eff, val loss)| 1 over 12 runs; sign: ρ < 0 (rank rises as loss "
+            "falls) on 0/12 runs") in out.note and "that reading: pass" in out.note
+    assert out.sweep.startswith(f"static R̃_eff (headline): pass; {VAL_ENTRY}: pass; ")
+    assert "validation loss" in CHECKS["EB-16"].statement(params())
+
+
+def test_eb16_validation_reading_fails_and_the_verdict_stays_the_train_loss_s():
+    out = outcome("EB-16", language_loss=_val_loss_along(SCRAMBLED))
+    assert out.passed  # the headline (train loss) still tracks
+    assert "median |ρ(static R̃_eff, val loss)| 0.1429 over 12 runs" in out.note
+    assert "that reading: fail" in out.note and f"{VAL_ENTRY}: fail" in out.sweep
+    assert "median |ρ(static R̃_eff, train loss)| 1 over 12 runs" in out.measured
+
+
+def test_eb16_validation_reading_passes_where_the_headline_fails():
+    """Rank and validation loss out of order together: the reported reading passes, the verdict
+    (on the train loss, monotone) fails."""
+    out = outcome("EB-16", language_ranks=language_ranks(path=SCRAMBLED),
+                  language_loss=_val_loss_along(SCRAMBLED))
+    assert not out.passed and "that reading: pass" in out.note
+    assert f"{VAL_ENTRY}: pass" in out.sweep and "(headline): fail" in out.sweep
+
+
+def test_eb16_without_a_validation_loss_says_so_and_judges_the_train_loss():
+    out = outcome("EB-16", language_loss=language_loss().drop(columns="val_loss"))
+    assert out.passed and VAL_ENTRY not in out.sweep
+    assert ("against the validation loss (reported, registered in issue 24): not run "
+            "(language_loss has no val_loss column)") in out.note

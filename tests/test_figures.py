@@ -99,14 +99,15 @@ def constructions() -> pd.DataFrame:
                           WORST_CASE_ERROR: 0.1} for m in (2, 4)])
 
 
-@pytest.mark.parametrize("name,table", [("minip_rank_vs_m", "minip_rank_vs_m"),
-                                        ("minip_ood_pools", "minip_ood")])
-def test_every_dense_seed_is_drawn_a_failing_one_too(name, table):
+@pytest.mark.parametrize("name,table,dense_axis", [("minip_rank_vs_m", "minip_rank_vs_m", 1),
+                                                   ("minip_ood_pools", "minip_ood", 2)])
+def test_every_dense_seed_is_drawn_a_failing_one_too(name, table, dense_axis):
     df = minip({"small": (8, [1.0] * SEEDS), "large": (12, [1.0, 1.0, FAILING])})
+    df = df.assign(train_sequence_accuracy=df["test_sequence_accuracy"])
     tables = {table: df, "minip_constructions": constructions()}
     fig = plot(name, {k: v for k, v in tables.items() if k in (table, "minip_constructions")},
                PARAMS_B)
-    dense_ax = fig.axes[1]
+    dense_ax = fig.axes[dense_axis]
     ys = sorted(points(dense_ax)[:, 1])
     assert ys == sorted([1.0] * (2 * SEEDS - 1) + [FAILING])  # one marker per seed, none merged
     assert len(set(points(dense_ax)[:, 0])) == 2 * SEEDS  # side by side, not on top of each other
@@ -228,3 +229,25 @@ def test_rank_labels_are_integers_then_powers_of_two():
     ticks = power_of_two_ticks(3, 2.0**25, max_ticks=9)
     assert len(ticks) <= 9 and ticks[0] == 16 and ticks[-1] == 2.0**24
     assert power_of_two_ticks(5, 7) == [4, 8]
+
+
+def test_ood_pools_draws_every_seed_of_the_train_test_gap():
+    df = minip({"small": (8, [1.0] * SEEDS), "large": (12, [1.0] * SEEDS)})
+    kernel = df["model"] == "kernel"
+    gaps = np.where(kernel, 0.01 * np.arange(len(df)) % 0.2, 0.0)
+    df = df.assign(train_sequence_accuracy=df["test_sequence_accuracy"] + gaps)
+    fig = plot("minip_ood_pools", {"minip_ood": df}, PARAMS_B)
+    ys = sorted(np.round(points(fig.axes[1])[:, 1], 9))
+    assert ys == sorted(np.round(gaps[kernel], 9))  # one point per kernel head and seed
+
+
+def test_ood_pool_sweep_draws_train_and_test_of_every_seed_and_the_gap():
+    rows = [{"model": "kernel", "rank": r, "seed": s, "instance": f"pool{n}", "m": 8,
+             "test_sequence_accuracy": 0.5 + 0.01 * s, "train_sequence_accuracy": 0.9 - 0.01 * s}
+            for n in (1024, 65536) for r in (8, 64) for s in range(SEEDS)]
+    fig = plot("minip_ood_pool_sweep", {"minip_ood_pool_sweep": pd.DataFrame(rows)}, PARAMS_B)
+    acc, gap = fig.axes
+    assert len(points(acc)) == 2 * len(rows)  # train and test of every head and seed
+    assert sorted(np.round(points(gap)[:, 1], 9)) == sorted(
+        np.round([r["train_sequence_accuracy"] - r["test_sequence_accuracy"] for r in rows], 9))
+    assert tick_labels(acc) == ["1,024", "65,536"]

@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import matplotlib.pyplot as plt
 import numpy as np
+import pandas as pd
 import pytest
 from claims_world import CONFIG, LANGUAGE_SEEDS, language_corpora, language_loss, language_ranks
 from test_figures import points
@@ -77,3 +78,35 @@ def test_both_figures_write_pdf_and_png_byte_identically(tmp_path):
         assert [p.suffix for p in outs] == [".pdf", ".png"] and all(first)
         outs = draw(fig, [paths[t] for t in tables], tmp_path / f"{fig}.pdf", params)
         assert [p.read_bytes() for p in outs] == first
+
+
+def test_rank_vs_loss_stays_legible_with_dense_early_steps():
+    """39 logged steps a run (the full scale's schedule): at most MAX_ARROWS arrows a median line,
+    spread from the first segment to the last; the validation reading in the title."""
+    from attnrank.language.figures.language_rank_vs_loss import MAX_ARROWS, arrow_segments
+    from attnrank.language.jobs import log_steps
+
+    assert arrow_segments(6) == [0, 1, 2, 3, 4] and arrow_segments(1) == []
+    assert arrow_segments(39) == [0, 9, 18, 28, 37]
+    steps = log_steps(1500, 150, 10, 300)
+    ranks, loss = language_ranks(), language_loss()
+    share = dict(zip(sorted(ranks["step"].unique()), range(6), strict=True))
+
+    def dense(df, col_fn):  # every step of the schedule, values interpolated along the old path
+        out = []
+        for i, s in enumerate(steps):
+            frac = 5 * i / (len(steps) - 1)
+            lo = min(int(frac), 4)
+            a, b = (df[df["step"] == sorted(share)[k]].reset_index(drop=True) for k in (lo, lo + 1))
+            row = a.copy()
+            for c in col_fn:
+                row[c] = a[c] + (b[c] - a[c]) * (frac - lo)
+            out.append(row.assign(step=s))
+        return pd.concat(out, ignore_index=True)
+
+    fig = plot_loss({"language_ranks": dense(ranks, ["value"]),
+                     "language_loss": dense(loss, ["train_loss", "val_loss"])}, PARAMS)
+    static = fig.axes[0]
+    arrows = [a for a in static.texts if a.arrow_patch is not None]
+    assert len(arrows) == 4 * MAX_ARROWS
+    assert "against the validation loss (reported): 1.00" in static.get_title()

@@ -17,10 +17,11 @@ from attnrank.language.experiments.train import (
     LOSS_COLUMNS,
     RANK_COLUMNS,
     config_columns,
+    log_cadence,
     run_job,
     tidy_ranks,
 )
-from attnrank.language.jobs import TRAIN, LanguageTrainJob, language_jobs
+from attnrank.language.jobs import TRAIN, LanguageTrainJob, language_jobs, log_steps
 from attnrank.language.models import VOCAB, ByteTransformers, bits_per_byte
 from attnrank.pipeline.plan import build_plan
 
@@ -41,8 +42,8 @@ def _job(**over):
     p = {"corpora": [{"name": "templated", "source": "builtin", "ref": "templated"}],
          "max_bytes": 6000, "val_fraction": 0.2, "corpus": "templated", "seed_offset": 0,
          "seeds": 2, "d_model": 16, "n_layers": 1, "n_heads": 2, "context": 16, "batch": 8,
-         "steps": 24, "lr": 0.01, "warmup": 0.1, "log_every": 8, "mixer_inputs": 8,
-         "taus": list(TAUS)}
+         "steps": 24, "lr": 0.01, "warmup": 0.1, "log_every": 8, "early_log_every": 1,
+         "early_log_until": 0, "mixer_inputs": 8, "taus": list(TAUS)}
     p.update(over)
     return LanguageTrainJob.from_dict(p)
 
@@ -237,3 +238,60 @@ def test_the_command_writes_both_tables_and_float64_weights_with_sidecars(tmp_pa
     del bad["mixer_inputs"]
     assert main(["language-train", "--params", json.dumps(bad), "--device", "cpu"]
                 + [a for k, p in out.items() for a in (f"--{k}", str(p))]) == 2
+
+
+# ---- the log schedule (issue 24: logged where the static rank collapses) -----------------------
+
+def test_the_log_schedule_is_early_steps_then_every_log_every_then_the_last():
+    full = log_steps(1500, 150, 10, 300)
+    assert full == (*range(0, 301, 10), *range(450, 1501, 150))
+    assert len(full) == 31 + 8
+    assert log_steps(60, 20, 5, 20) == (0, 5, 10, 15, 20, 40, 60)  # the smoke scale
+    assert log_steps(1500, 150, 10, 0) == tuple(range(0, 1501, 150))  # no early logging: as before
+    assert log_steps(25, 10, 4, 9) == (0, 4, 8, 10, 20, 25)  # until off the grid; the last step
+    assert log_steps(6, 10, 4, 100) == (0, 4, 6)  # until past the end is cut at the last step
+    with pytest.raises(ValueError, match="early_log_every must be ≥ 1"):
+        log_steps(10, 5, 0, 5)
+    with pytest.raises(ValueError, match=r"LanguageTrainJob\.early_log_until: must be ≥ 0"):
+        _job(early_log_until=-1)
+
+
+def test_the_trainer_cadence_reaches_every_logged_step():
+    for args in ((1500, 150, 10, 300), (60, 20, 5, 20), (25, 10, 4, 9), (1500, 150, 10, 0),
+                 (7, 10, 1, 0), (24, 8, 6, 12)):
+        logged = log_steps(*args)
+        every = log_cadence(logged, args[0])
+        reached = {t for t in range(args[0] + 1) if t % every == 0} | {args[0]}
+        assert set(logged) <= reached, args
+    assert log_cadence(log_steps(1500, 150, 10, 300), 1500) == 10
+    assert log_cadence(log_steps(1500, 150, 10, 0), 1500) == 150  # the old cadence
+
+
+def test_early_logging_leaves_training_bit_identical_and_logs_both_losses_at_its_steps(pair):
+    """The same job with early logging (every 3 steps up to 12): every weight the same bytes, the
+    rows of the old steps the same bytes, and both losses at every logged step."""
+    ranks, loss, weights = pair
+    job = _job(early_log_every=3, early_log_until=12)
+    steps = [0, 3, 6, 8, 9, 12, 16, 24]
+    assert list(job.logged_steps()) == steps
+    e_ranks, e_loss, e_weights = run_job(job, CPU)
+    assert sorted(e_weights) == sorted(weights)
+    for name, w in weights.items():
+        assert e_weights[name].tobytes() == w.tobytes(), name
+    assert sorted(e_loss["step"].unique()) == steps and len(e_loss) == 2 * len(steps)
+    assert e_loss[["train_loss", "val_loss"]].notna().all().all()
+    assert sorted(e_ranks["step"].unique()) == steps
+    old = e_loss[e_loss["step"].isin([0, 8, 16, 24])].reset_index(drop=True)
+    pd.testing.assert_frame_equal(old, loss, check_exact=True)
+    old = e_ranks[e_ranks["step"].isin([0, 8, 16, 24])].reset_index(drop=True)
+    pd.testing.assert_frame_equal(old, ranks, check_exact=True)
+
+
+def test_the_config_scales_log_early():
+    config = _config()
+    for scale, early in (("full", 31), ("smoke", 5)):
+        job = next(j for (kind, _), j in language_jobs(config, scale).items() if kind == TRAIN)
+        g = config["language"]["scales"][scale]
+        assert (job.early_log_every, job.early_log_until) == (g["early_log_every"],
+                                                              g["early_log_until"])
+        assert sum(t <= job.early_log_until for t in job.logged_steps()) == early

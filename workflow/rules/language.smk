@@ -32,8 +32,8 @@ rule language_corpora:
 rule language_train:
     """Appendix B: byte-level causal Transformers on one corpus, every seed as one vectorized
     program; the ranks of every head's static kernel and realized mixer and the train / validation
-    loss at step 0, every log_every steps and the end (the tables language_ranks and language_loss
-    are made of these by the table rule)."""
+    loss at step 0, every early_log_every steps up to early_log_until, every log_every steps and
+    the end (the tables language_ranks and language_loss are made of these by the table rule)."""
     input:
         corpus_inputs("language/train/{corpus}/ranks.parquet"),
     output:

@@ -184,6 +184,23 @@ def seeds_of(ok: pd.Series, what: str) -> str:
     return share(ok, f"seeds {what}")
 
 
+def quorum_size(n: int, quorum: float) -> int:
+    """How many of ``n`` seeds a per-seed condition needs under the seed quorum
+    (``claims.seed_quorum``): ⌈quorum · n⌉, at least 1 (0.8: 4 of 5, 3 of 3, 2 of 2)."""
+    return max(1, math.ceil(quorum * n - 1e-9))
+
+
+def meets_quorum(ok: pd.Series, quorum: float) -> bool:
+    """Whether at least ``quorum_size`` of the seeds behind ``ok`` (one boolean per seed) meet the
+    condition; False when there is no seed."""
+    return len(ok) > 0 and int(ok.sum()) >= quorum_size(len(ok), quorum)
+
+
+def every_seed_reading(every: bool) -> str:
+    """The paper's every-seed reading of a quorum-judged claim, for its note."""
+    return f"every seed (the paper's reading): {PASS if every else FAIL}"
+
+
 def sweep_text(verdicts: Mapping[str, bool], headline: str) -> str:
     """The verdict at every value of a free parameter, the headline (the one judged) marked:
     ``{"τ=0.01": True, "τ=0.05": False}`` → "τ=0.01 (headline): pass; τ=0.05: fail"."""

@@ -9,6 +9,8 @@ from __future__ import annotations
 # minip_capacity): held-out metrics of one trained head.
 TEST_SEQUENCE_ACCURACY = "test_sequence_accuracy"  # fraction of sequences with every position right
 TEST_WORST_CASE_ERROR = "test_worst_case_error"  # max |ŷ − t| over the held-out sequences
+# minip_ood*: the same accuracy on the first min(8192, train_pool) sequences of the train pool
+TRAIN_SEQUENCE_ACCURACY = "train_sequence_accuracy"
 
 # minip_constructions: the same metrics of a hand-built head, without the "test_" prefix.
 SEQUENCE_ACCURACY = "sequence_accuracy"

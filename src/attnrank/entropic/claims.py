@@ -56,6 +56,7 @@ from attnrank.entropic.jobs import (
     E2_DEBIASED,
     LINEAR,
     MIXER,
+    OPTIMIZERS,
     SOFTMAX,
     other_values,
 )
@@ -125,34 +126,39 @@ def eb3(tables: Tables, p: dict[str, Any], v: Values) -> Outcome:
 
 
 @claim("EB-4", "A", ('entropic_surrogate',),
-       "Linear surrogate, recovery: for the over-parameterized student (r = N), R̃_eff "
-       "of the learned A is within ±{rank_tolerance:g} of r* (median over seeds)")
+       "Linear surrogate, recovery on both optimizers: for the over-parameterized student "
+       "(r = N), R̃_eff of the learned A is within ±{rank_tolerance:g} of r* (median over seeds), "
+       "for Adam and for plain GD from small init (early-stopped on validation MSE)")
 def eb4(tables: Tables, p: dict[str, Any], v: Values) -> Outcome:
     tol = float(v["rank_tolerance"])
     df = need(tables, "entropic_surrogate")
     n = int(p["entropic"]["n_tokens"])
     top = df[df["rank"] == n]
-    adam = top[top["optimizer"] == ADAM]
-    if adam.empty:
-        raise NotRun(f"no Adam student with r = N = {n}")
+    for opt in OPTIMIZERS:
+        if top[top["optimizer"] == opt].empty:
+            raise NotRun(f"no {opt} student with r = N = {n}")
     taus = [float(t) for t in p["entropic"]["taus"]]
-    ok, parts, notes = True, [], []
-    for opt, part in sorted(top.groupby("optimizer")):
+    ok, parts, notes, verdicts = True, [], [], {}
+    for opt in OPTIMIZERS:
+        part = top[top["optimizer"] == opt]
+        good = True
         for r_star, g in sorted(part.groupby("r_star")):
             reff = float(g[ENERGY_EFFECTIVE_RANK].median())
-            if opt == ADAM:
-                ok &= abs(reff - r_star) <= tol
+            good &= abs(reff - r_star) <= tol
             nums = {t: float(g[numerical_rank(t)].median()) for t in taus}
             parts.append(f"{opt} r*={r_star}: R̃_eff {fmt(reff)}, numerical rank "
                          + "/".join(f"{fmt(v)}" for v in nums.values()))
             exact = [f"τ={t:g}" for t, v in nums.items() if v == r_star]
             notes.append(f"{opt} r*={r_star}: numerical rank = r* at "
                          + (", ".join(exact) if exact else "no τ"))
+        verdicts[opt] = bool(good)
+        ok &= good
     measured = (f"medians over seeds (numerical rank at τ = {'/'.join(f'{t:g}' for t in taus)}); "
                 + "; ".join(parts))
-    note = ("GD = plain gradient descent from small init, early-stopped on validation MSE (not part "
-            "of the verdict). " + "; ".join(notes))
-    return ok, measured, f"abs(median R̃_eff − r*) ≤ {tol:g} (Adam)", note
+    note = ("recovers r* at every r*: " + ", ".join(f"{o}: {verdicts[o]}" for o in OPTIMIZERS)
+            + ". GD = plain gradient descent from small init, early-stopped on validation MSE "
+            "(in the verdict since issue 24). " + "; ".join(notes))
+    return ok, measured, f"abs(median R̃_eff − r*) ≤ {tol:g}, Adam and GD each", note
 
 
 def _ladder(tables: Tables) -> pd.DataFrame:
@@ -423,24 +429,67 @@ def _saturates(df: pd.DataFrame, tau: float, div: float) -> tuple[bool, pd.Serie
     return spread < r_spread / div, num, spread, r_spread
 
 
-@claim("EB-13", "A", ('entropic_predict',),
-       "Predictability, softmax teacher (E1 at the largest S): the numerical rank at "
-       "τ = {saturation_tau:g} saturates (spread over the r* grid < the spread of r* / "
-       "{spread_divisor:g}) while R̃_eff stays monotone in r*")
-def eb13(tables: Tables, p: dict[str, Any], v: Values) -> Outcome:
-    tau, div = float(v["saturation_tau"]), float(v["spread_divisor"])
-    df = _predict(tables, SOFTMAX, E1, v)
+def _d32_grid(tables: Tables, p: dict[str, Any]) -> tuple[pd.DataFrame, pd.DataFrame]:
+    """The second predictability grid (d = 32): its rows under the grid's own spectrum
+    (``entropic.spectrum``) and those of its variant spectra (reported)."""
+    df = need(tables, "entropic_predict_d32")
+    own = df["spectrum"] == p["entropic"]["spectrum"]
+    return df[own], df[~own]
+
+
+def _eb13_rule(df: pd.DataFrame, tau: float, div: float) -> tuple[bool, pd.Series, pd.Series]:
+    """EB-13's rule on one teacher's E1 rows at their largest S: (saturated and R̃_eff strictly
+    increasing, the numerical rank at ``tau`` by r*, R̃_eff by r*)."""
     df = df[df["S"] == df["S"].max()]
     reff = median_over_seeds(df, ["r_star"], ENERGY_EFFECTIVE_RANK)
     if len(reff) < 2:
         raise NotRun("fewer than two r* in the grid")
     mono = bool(np.all(np.diff(reff.to_numpy()) > 0))
-    saturated, num, spread, r_spread = _saturates(df, tau, div)
-    ok = saturated and mono
+    saturated, num, _, _ = _saturates(df, tau, div)
+    return saturated and mono, num, reff
+
+
+def _paper_level(df: pd.DataFrame, tau: float, div: float, band: tuple[float, float]) -> str:
+    """EB-13's reported condition on one grid (softmax, headline β, E1 at the largest S): the
+    saturated level, the median over the r* grid of the medians over seeds of the numerical rank
+    at ``tau``, lies in the paper's ``band``; EB-13's own rule beside it."""
+    ok, num, reff = _eb13_rule(df, tau, div)
+    level = float(np.median(num.to_numpy()))
+    inside = bool(band[0] <= level <= band[1])
+    return (f"S={int(df['S'].max())}: numerical rank (τ={tau:g}) by r*: "
+            + ", ".join(f"{int(k)}:{fmt(float(x))}" for k, x in num.items())
+            + f"; saturated level (median over r*) {fmt(level)} in the paper's "
+            f"[{band[0]:g}, {band[1]:g}]: {inside}; R̃_eff by r*: "
+            + ", ".join(f"{int(k)}:{fmt(float(x))}" for k, x in reff.items())
+            + f"; EB-13's rule: {PASS if ok else FAIL}")
+
+
+def _reported(fn: Callable[[], str]) -> str:
+    """A reported reading, or why it could not be made (never raises ``NotRun``)."""
+    try:
+        return fn()
+    except NotRun as why:
+        return f"not run: {why}"
+
+
+@claim("EB-13", "A", ('entropic_predict', 'entropic_predict_d32'),
+       "Predictability, softmax teacher (E1 at the largest S): the numerical rank at "
+       "τ = {saturation_tau:g} saturates (spread over the r* grid < the spread of r* / "
+       "{spread_divisor:g}) while R̃_eff stays monotone in r*; at d = 32 (reported) whether the "
+       "saturated level lies in the paper's [{paper_level[0]:g}, {paper_level[1]:g}]")
+def eb13(tables: Tables, p: dict[str, Any], v: Values) -> Outcome:
+    tau, div = float(v["saturation_tau"]), float(v["spread_divisor"])
+    band = tuple(float(b) for b in v["paper_level"])
+    df = _predict(tables, SOFTMAX, E1, v)
+    d32, variants = _d32_grid(tables, p)
+    df = df[df["S"] == df["S"].max()]
+    ok, num, reff = _eb13_rule(df, tau, div)
+    _, _, spread, r_spread = _saturates(df, tau, div)
     measured = (f"S = {int(df['S'].max())}: numerical rank (τ={tau:g}) by r*: "
                 + ", ".join(f"{int(k)}:{fmt(float(v))}" for k, v in num.items())
                 + f" (spread {fmt(spread)} vs r* spread {fmt(r_spread)}); R̃_eff by r*: "
                 + ", ".join(f"{int(k)}:{fmt(float(v))}" for k, v in reff.items()))
+    mono = bool(np.all(np.diff(reff.to_numpy()) > 0))
     sweep = sweep_text({f"τ={t:g}": _saturates(df, t, div)[0] and mono for t in _taus(p, tau)},
                        f"τ={tau:g}")
     e2 = _predict(tables, SOFTMAX, E2, v)
@@ -450,34 +499,62 @@ def eb13(tables: Tables, p: dict[str, Any], v: Values) -> Outcome:
             + ", ".join(f"{int(k)}:{fmt(float(a))}/{fmt(float(b))}" for k, a, b in zip(
                 e2_num.index, e2_num,
                 median_over_seeds(e2, ["r_star"], ENERGY_EFFECTIVE_RANK), strict=True)))
+    note += ("; d = 32 (reported, not in the verdict): "
+             + _reported(lambda: _paper_level(_predict(d32, SOFTMAX, E1, v), tau, div, band)))
+    for spec, part in sorted(variants.groupby("spectrum")):
+        note += (f"; d = 32, {spec} spectrum (reported): "
+                 + _reported(lambda part=part: _paper_level(_predict(part, SOFTMAX, E1, v), tau,
+                                                            div, band)))
     return ok, measured, f"spread < r* spread / {div:g}; R̃_eff strictly increasing in r*", \
         note, sweep
 
 
-def _energy_bias(df: pd.DataFrame, tol: float) -> tuple[bool, str]:
-    """EB-13b on one softmax teacher's E1 estimates at its largest S: (R̃_eff over-estimates the
-    smallest r* and compresses the largest, both by more than ``tol``; the medians as text)."""
-    part = df[df["S"] == df["S"].max()]
+def _energy_bias(df: pd.DataFrame, tol: float, s: int | None = None) -> tuple[bool, str, str]:
+    """EB-13b on one softmax teacher's estimates at S = ``s`` (default: its largest S): (R̃_eff
+    over-estimates the smallest r* and compresses the largest, both by more than ``tol``; the
+    medians as text; the two medians, short)."""
+    s = int(df["S"].max()) if s is None else int(s)
+    part = df[df["S"] == s]
     reff = median_over_seeds(part, ["r_star"], ENERGY_EFFECTIVE_RANK)
     if len(reff) < 2:
         raise NotRun("fewer than two r* in the grid")
     (lo, r_lo), (hi, r_hi) = (reff.index[0], reff.iloc[0]), (reff.index[-1], reff.iloc[-1])
     over, compressed = bool(r_lo > lo + tol), bool(r_hi < hi - tol)
-    return over and compressed, (f"S={int(part['S'].max())}: R̃_eff {fmt(float(r_lo))} at "
-                                 f"r*={int(lo)} (over-estimates: {over}), {fmt(float(r_hi))} at "
-                                 f"r*={int(hi)} (compressed: {compressed})")
+    return over and compressed, (f"S={s}: R̃_eff {fmt(float(r_lo))} at r*={int(lo)} "
+                                 f"(over-estimates: {over}), {fmt(float(r_hi))} at r*={int(hi)} "
+                                 f"(compressed: {compressed})"), \
+        f"{fmt(float(r_lo))}/{fmt(float(r_hi))}" + ("*" if over and compressed else "")
 
 
-@claim("EB-13b", "A", ('entropic_predict',),
+def _bias_grid(df: pd.DataFrame, tol: float) -> str:
+    """EB-13b at every (estimator, β, S) of one predict table's softmax rows (reported)."""
+    parts = []
+    for est in (E1, E2, E2_DEBIASED):
+        rows = df[(df["teacher"] == SOFTMAX) & (df["estimator"] == est)]
+        if rows.empty:
+            parts.append(f"{est}: not computed")
+            continue
+        by_beta = []
+        for b, part in sorted(rows.groupby("beta")):
+            cells = [f"S={int(s_)} " + _reported(lambda s_=s_, part=part: _energy_bias(
+                part, tol, s_)[2]) for s_ in sorted(part["S"].unique())]
+            by_beta.append(f"β={b:g}: " + ", ".join(cells))
+        parts.append(f"{est}: " + "; ".join(by_beta))
+    return " | ".join(parts)
+
+
+@claim("EB-13b", "A", ('entropic_predict', 'entropic_predict_d32'),
        "Predictability, softmax teacher (E1 at the largest S; paper: the energy rank "
        "over-estimates small r* and compresses large r*): median R̃_eff > r* + {rank_tolerance:g} "
        "at the smallest r* and < r* − {rank_tolerance:g} at the largest; verdict at β = "
-       "{headline_beta:g}, every β of the grid reported")
+       "{headline_beta:g}, every β of the grid reported; E1, E2 and the debiased E2 at every S and "
+       "β, at d = 16 and d = 32, reported")
 def eb13b(tables: Tables, p: dict[str, Any], v: Values) -> Outcome:
     tol, beta = float(v["rank_tolerance"]), float(v["headline_beta"])
-    df = need(tables, "entropic_predict")
-    df = df[(df["teacher"] == SOFTMAX) & (df["estimator"] == E1)]
-    by_beta = {float(b): _energy_bias(part, tol) for b, part in sorted(df.groupby("beta"))}
+    table = need(tables, "entropic_predict")
+    d32, _ = _d32_grid(tables, p)
+    df = table[(table["teacher"] == SOFTMAX) & (table["estimator"] == E1)]
+    by_beta = {float(b): _energy_bias(part, tol)[:2] for b, part in sorted(df.groupby("beta"))}
     head = [b for b in by_beta if np.isclose(b, beta)]
     if not head:
         raise NotRun(f"no E1 estimate for a softmax teacher at the headline β = {beta:g}")
@@ -486,24 +563,36 @@ def eb13b(tables: Tables, p: dict[str, Any], v: Values) -> Outcome:
     note = ("the effect (both conditions) appears at β = " + ", ".join(appears) if appears
             else "the effect appears at no β of the grid: R̃_eff is within the tolerance at one "
             "end or both")
+    d_32 = int(d32["d"].iloc[0]) if "d" in d32.columns and len(d32) else "?"
+    note += (". Reported, every estimator, β and S (median R̃_eff at the smallest / largest r*; "
+             f"* = both conditions): d = {int(p['entropic']['d'])}: {_bias_grid(table, tol)}; "
+             f"d = {d_32}: {_bias_grid(d32, tol)}")
     sweep = sweep_text({f"β={b:g}": ok for b, (ok, _) in by_beta.items()}, f"β={head[0]:g}")
     return by_beta[head[0]][0], measured, (f"R̃_eff > r* + {tol:g} at the smallest r*, < r* − "
                                            f"{tol:g} at the largest"), note, sweep
 
 
 def _eb14_statement(v: Values) -> str:
-    lo, hi = v["level_band"]
-    return (f"Realized mixer: for softmax teachers its numerical rank (τ = {v['saturation_tau']:g}) "
-            f"rises with r* and levels off in [{lo:g}, {hi:g}] (from the second-largest to the "
-            f"largest r* it grows by less than Δr*/{v['growth_divisor']:g}), and its entropy rank "
-            "over-estimates the smallest r*; for linear teachers its entropy rank stays below r* at "
-            "the largest r*")
+    return ("Realized mixer, its energy rank R̃_eff averaged over inputs (paper: informative for "
+            "large r* but saturates for linear teachers): over the top interval of the r* grid (its "
+            "two largest r*) the softmax teacher's R̃_eff (β = "
+            f"{v['headline_beta']:g}) grows per unit r* by more than the linear teacher's, and the "
+            "linear teacher's saturates: its growth per unit r* over the top interval is below "
+            f"{v['saturation_ratio']:g} times its growth over the bottom interval (the two smallest "
+            "r*); medians over seeds, every β reported, the earlier numerical-rank rule beside it")
+
+
+def _growth(reff: pd.Series) -> tuple[float, float]:
+    """Growth per unit r* of medians by r* over the bottom (the first two r*) and the top (the
+    last two r*) interval."""
+    r, y = reff.index.to_numpy(float), reff.to_numpy(float)
+    return float((y[1] - y[0]) / (r[1] - r[0])), float((y[-1] - y[-2]) / (r[-1] - r[-2]))
 
 
 def _mixer_level(soft: pd.DataFrame, tau: float, div: float,
                  band: tuple[float, float]) -> tuple[dict[str, bool], pd.Series]:
-    """EB-14's three conditions on the softmax mixer's numerical rank at ``tau`` (rises, levels
-    off, level in ``band``) and the medians by r*."""
+    """The earlier EB-14 rule's three conditions on the softmax mixer's numerical rank at ``tau``
+    (rises, levels off, level in ``band``) and the medians by r*."""
     num = median_over_seeds(soft, ["r_star"], numerical_rank(tau))
     r, level = num.index.to_numpy(float), num.to_numpy()
     return {"rises": bool(np.all(np.diff(level) >= 0) and level[-1] > level[0]),
@@ -511,30 +600,68 @@ def _mixer_level(soft: pd.DataFrame, tau: float, div: float,
             "band": bool(band[0] <= level[-1] <= band[1])}, num
 
 
-@claim("EB-14", "A", ('entropic_predict',),
-       _eb14_statement)
-def eb14(tables: Tables, p: dict[str, Any], v: Values) -> Outcome:
+def _eb14_earlier(soft: pd.DataFrame, lin: pd.DataFrame, p: dict[str, Any], v: Values) -> str:
+    """The rule EB-14 was registered with before issue 24 (numerical and entropy ranks of the
+    mixer; the band from the paper's data-only statement), reported only."""
     tau, div = float(v["saturation_tau"]), float(v["growth_divisor"])
     band = tuple(float(b) for b in v["level_band"])
-    soft = _predict(tables, SOFTMAX, MIXER, v)
-    lin = _predict(tables, LINEAR, MIXER, v)
     ent = median_over_seeds(soft, ["r_star"], ENTROPY_EFFECTIVE_RANK)
     lin_ent = median_over_seeds(lin, ["r_star"], ENTROPY_EFFECTIVE_RANK)
-    if len(ent) < 3:
-        raise NotRun("fewer than three r* in the grid")
     over = bool(ent.iloc[0] > ent.index[0])
     lin_below = bool(lin_ent.iloc[-1] < lin_ent.index[-1])
     cond, num = _mixer_level(soft, tau, div, band)
-    ok = all(cond.values()) and over and lin_below
-    measured = (f"softmax numerical rank (τ={tau:g}) by r*: "
-                + ", ".join(f"{int(a)}:{fmt(float(b))}" for a, b in num.items())
-                + f"; softmax entropy rank at r*={int(ent.index[0])}: {fmt(float(ent.iloc[0]))}; "
-                f"linear entropy rank at r*={int(lin_ent.index[-1])}: "
-                f"{fmt(float(lin_ent.iloc[-1]))}")
-    sweep = sweep_text({f"τ={t:g}": all(_mixer_level(soft, t, div, band)[0].values()) and over
-                        and lin_below for t in _taus(p, tau)}, f"τ={tau:g}")
-    note = (f"rises: {cond['rises']}; levels off (last growth < Δr*/{div:g}): {cond['levels']}; "
-            f"level in [{band[0]:g}, {band[1]:g}]: {cond['band']}; "
-            f"entropy over-estimates smallest r*: {over}; linear entropy below largest r*: "
-            f"{lin_below}. Mixer = per-input N×N mixer, estimators averaged over inputs")
-    return ok, measured, "all five conditions (see note)", note, sweep
+    at = {t: all(_mixer_level(soft, t, div, band)[0].values()) and over and lin_below
+          for t in _taus(p, tau)}
+    return (f"earlier rule (numerical rank, registered before issue 24): "
+            f"{PASS if at[tau] else FAIL} (softmax numerical rank (τ={tau:g}) by r*: "
+            + ", ".join(f"{int(a)}:{fmt(float(b))}" for a, b in num.items())
+            + f"; rises: {cond['rises']}; levels off (last growth < Δr*/{div:g}): "
+            f"{cond['levels']}; level in [{band[0]:g}, {band[1]:g}]: {cond['band']}; softmax "
+            f"entropy rank {fmt(float(ent.iloc[0]))} at r*={int(ent.index[0])} over-estimates it: "
+            f"{over}; linear entropy rank {fmt(float(lin_ent.iloc[-1]))} below r*="
+            f"{int(lin_ent.index[-1])}: {lin_below}; at every τ: "
+            + sweep_text({f"τ={t:g}": ok for t, ok in at.items()}, f"τ={tau:g}") + ")")
+
+
+@claim("EB-14", "A", ('entropic_predict',),
+       _eb14_statement)
+def eb14(tables: Tables, p: dict[str, Any], v: Values) -> Outcome:
+    ratio, beta = float(v["saturation_ratio"]), float(v["headline_beta"])
+    df = need(tables, "entropic_predict")
+    soft_all = df[(df["estimator"] == MIXER) & (df["teacher"] == SOFTMAX)]
+    lin = _predict(tables, LINEAR, MIXER, v)
+    lin_r = median_over_seeds(lin, ["r_star"], ENERGY_EFFECTIVE_RANK)
+    if len(lin_r) < 3:
+        raise NotRun("fewer than three r* in the grid")
+    lin_lo, lin_hi = _growth(lin_r)
+    saturates = bool(lin_hi < ratio * lin_lo)
+    r = lin_r.index.to_numpy()
+    by_beta: dict[float, tuple[bool, pd.Series, float]] = {}
+    for b, part in sorted(soft_all.groupby("beta")):
+        reff = median_over_seeds(part, ["r_star"], ENERGY_EFFECTIVE_RANK)
+        if list(reff.index) != list(lin_r.index):
+            raise NotRun(f"the softmax (β = {b:g}) and linear mixers have different r* grids")
+        top = _growth(reff)[1]
+        by_beta[float(b)] = (bool(top > lin_hi) and saturates, reff, top)
+    head = [b for b in by_beta if np.isclose(b, beta)]
+    if not head:
+        raise NotRun(f"no realized mixer for a softmax teacher at the headline β = {beta:g}")
+    ok, soft_r, soft_hi = by_beta[head[0]]
+    top_txt, bottom_txt = f"r* {int(r[-2])}→{int(r[-1])}", f"r* {int(r[0])}→{int(r[1])}"
+    measured = ("mixer R̃_eff (medians over seeds) by r*: linear "
+                + ", ".join(f"{int(a)}:{fmt(float(x))}" for a, x in lin_r.items())
+                + f"; softmax β={head[0]:g} "
+                + ", ".join(f"{int(a)}:{fmt(float(x))}" for a, x in soft_r.items())
+                + f"; growth per unit r* over the top interval ({top_txt}): softmax "
+                f"{fmt(soft_hi)}, linear {fmt(lin_hi)}; linear over the bottom interval "
+                f"({bottom_txt}): {fmt(lin_lo)} (top / bottom "
+                f"{fmt(lin_hi / lin_lo) if lin_lo else 'n/a'} vs {ratio:g})")
+    note = (f"softmax grows faster over the top interval: {bool(soft_hi > lin_hi)}; linear "
+            f"saturates: {saturates}. Every β, softmax growth per unit r* over the top interval: "
+            + ", ".join(f"β={b:g}: {fmt(t)} ({PASS if good else FAIL})"
+                        for b, (good, _, t) in by_beta.items())
+            + ". Mixer = per-input N×N mixer, estimators averaged over inputs. "
+            + _eb14_earlier(soft_all[np.isclose(soft_all["beta"], head[0])], lin, p, v))
+    sweep = sweep_text({f"β={b:g}": good for b, (good, _, _) in by_beta.items()}, f"β={head[0]:g}")
+    return ok, measured, (f"softmax top-interval growth > linear's; linear top < {ratio:g} × "
+                          "bottom"), note, sweep

@@ -32,6 +32,20 @@ from attnrank.core.rank import (
 )
 
 RIDGE = 1e-9  # relative to the mean diagonal of a normal matrix (numerical safety only)
+# E2's regression has d·d(d+1)/2 features: 2,176 at d = 16, 16,896 at d = 32. At d = 32 its normal
+# matrix alone is 2.3 GB and one (r*, seed) instance costs ≈ 800 CPU-s (statistics ≈ 2.1 s per 64
+# sequences, a Cholesky ≈ 50 s per S; measured, 1 thread), so E2 is not run beyond this many.
+E2_MAX_FEATURES = 4096
+
+
+def e2_features(d: int) -> int:
+    """The number of features of E2's regression, d · d(d+1)/2."""
+    return d * d * (d + 1) // 2
+
+
+def e2_runs(d: int) -> bool:
+    """Whether E2 (tensor unfolding) is computed at ``d`` (at most ``E2_MAX_FEATURES`` features)."""
+    return e2_features(d) <= E2_MAX_FEATURES
 
 
 def estimates(s: np.ndarray, taus: tuple[float, ...] = TAUS) -> dict[str, float | np.ndarray]:

@@ -17,7 +17,15 @@ import pandas as pd
 
 from attnrank.core.claims import NotRun, Outcome, Values, claim, claim_values, fmt, need, sweep_text
 from attnrank.language.correlation import Correlation, correlation, spearman
-from attnrank.language.points import HEADLINE, Measure, complexity_points, loss_points, measures
+from attnrank.language.points import (
+    HEADLINE,
+    TRAIN_LOSS,
+    VAL_LOSS,
+    Measure,
+    complexity_points,
+    loss_points,
+    measures,
+)
 
 Tables = Mapping[str, pd.DataFrame]
 
@@ -85,26 +93,34 @@ def eb15(tables: Tables, p: dict[str, Any], v: Values) -> Outcome:
             sweep_text(verdicts, HEADLINE.label))
 
 
-def _run_rhos(tables: Tables, measure: Measure) -> pd.DataFrame:
-    """EB-16: per (corpus, seed), ρ(measure, train loss) over the logged steps (NaN, a constant
-    side, counts as 0) and whether the run has too few steps for it: over two steps ρ is ±1 by
-    construction, not evidence, so a run needs three."""
+LOSS_NAMES = {TRAIN_LOSS: "train loss", VAL_LOSS: "val loss"}
+VAL_READING = "reported, registered in issue 24"  # EB-16 against the validation loss
+VAL_LABEL = f"{HEADLINE.label} against the validation loss ({VAL_READING})"  # its sweep entry
+
+
+def _run_rhos(tables: Tables, measure: Measure, loss: str = TRAIN_LOSS) -> pd.DataFrame:
+    """EB-16: per (corpus, seed), ρ(measure, loss) over the logged steps (``loss``: the train or
+    the validation loss column; NaN ρ, a constant side, counts as 0) and whether the run has too
+    few steps for it: over two steps ρ is ±1 by construction, not evidence, so a run needs three."""
     pts = loss_points(need(tables, "language_ranks"), need(tables, "language_loss"), measure)
+    if loss not in pts.columns:
+        raise NotRun(f"language_loss has no {loss} column")
+    pts = pts.dropna(subset=[loss])
     rows = []
     for (corpus, seed), g in pts.groupby(["corpus", "seed"]):
-        rho = float(spearman(g["value"].to_numpy(), g["train_loss"].to_numpy()))
+        rho = float(spearman(g["value"].to_numpy(), g[loss].to_numpy()))
         rows.append({"corpus": corpus, "seed": seed, "short": len(g) < 3,
                      "rho": 0.0 if np.isnan(rho) else rho})
     return pd.DataFrame(rows, columns=["corpus", "seed", "short", "rho"])
 
 
-def _tracks(tables: Tables, measure: Measure, v: Values, v15: Values
+def _tracks(tables: Tables, measure: Measure, v: Values, v15: Values, loss: str = TRAIN_LOSS
             ) -> tuple[bool, pd.DataFrame, float, Correlation]:
-    """EB-16 under ``measure``: (median |ρ| ≥ min_abs_rho and > |ρ| of EB-15, the runs' ρ, their
-    median |ρ|, EB-15's correlation)."""
-    runs = _run_rhos(tables, measure)
+    """EB-16 under ``measure`` against ``loss``: (median |ρ| ≥ min_abs_rho and > |ρ| of EB-15, the
+    runs' ρ, their median |ρ|, EB-15's correlation)."""
+    runs = _run_rhos(tables, measure, loss)
     if runs.empty:
-        raise NotRun(f"no (corpus, seed) with both {measure.label} and train loss")
+        raise NotRun(f"no (corpus, seed) with both {measure.label} and {LOSS_NAMES[loss]}")
     if runs["short"].any():
         raise NotRun(f"{int(runs['short'].sum())} runs have fewer than three logged steps")
     med = float(runs["rho"].abs().median())
@@ -113,32 +129,48 @@ def _tracks(tables: Tables, measure: Measure, v: Values, v15: Values
     return med >= float(v["min_abs_rho"]) and med > rho15, runs, med, c15
 
 
+def _reading(runs: pd.DataFrame, med: float, loss: str, versus: str = "") -> str:
+    """The median |ρ| (then ``versus``), its sign and the median ρ per corpus of one reading of
+    EB-16."""
+    neg = int((runs["rho"] < 0).sum())
+    per = runs.groupby("corpus")["rho"].median()
+    return (f"median |ρ(static R̃_eff, {LOSS_NAMES[loss]})| {fmt(med)} over {len(runs)} runs"
+            f"{versus}; "
+            f"sign: ρ < 0 (rank rises as loss falls) on {neg}/{len(runs)} runs, median ρ "
+            f"{fmt(float(runs['rho'].median()))}; median ρ by corpus: "
+            + ", ".join(f"{c}: {fmt(float(r))}" for c, r in per.items()))
+
+
 @claim("EB-16", "A", ('language_ranks', 'language_loss', 'language_corpora'),
        "Appendix B: the static kernel rank tracks training loss rather than "
        "complexity. Per (corpus, seed), Spearman ρ between the R̃_eff of W_Q W_Kᵀ (mean over "
        "layers and heads) and the train loss over the logged steps: the median of |ρ| over runs is "
        "≥ {min_abs_rho:g} and exceeds |ρ| of EB-15 (rank against complexity); judged on as many "
-       "corpora as EB-15; the sign, per-corpus medians, every other rank measure and the realized "
-       "mixer reported")
+       "corpora as EB-15; the sign, per-corpus medians, every other rank measure, the realized "
+       "mixer and the same rule against the validation loss at the same steps reported")
 def eb16(tables: Tables, p: dict[str, Any], v: Values) -> Outcome:
     least = float(v["min_abs_rho"])
     v15 = claim_values("EB-15", p)
     n, names = _corpus_count(tables)
     ok, runs, med, c15 = _tracks(tables, HEADLINE, v, v15)
-    neg = int((runs["rho"] < 0).sum())
-    per = runs.groupby("corpus")["rho"].median()
-    measured = (f"median |ρ(static R̃_eff, train loss)| {fmt(med)} over {len(runs)} runs vs "
-                f"|ρ| of EB-15 {fmt(abs(c15.rho))}; sign: ρ < 0 (rank rises as loss falls) on "
-                f"{neg}/{len(runs)} runs, median ρ {fmt(float(runs['rho'].median()))}; median ρ by "
-                "corpus: " + ", ".join(f"{c}: {fmt(float(r))}" for c, r in per.items()))
+    measured = _reading(runs, med, TRAIN_LOSS, f" vs |ρ| of EB-15 {fmt(abs(c15.rho))}")
+    try:  # the same rule against the validation loss at the same steps: reported, not judged
+        ok_val, runs_val, med_val, _ = _tracks(tables, HEADLINE, v, v15, VAL_LOSS)
+        val = (f"against the validation loss at the same steps ({VAL_READING}): "
+               f"{_reading(runs_val, med_val, VAL_LOSS)}; that reading: "
+               f"{'pass' if ok_val else 'fail'}")
+    except NotRun as why:
+        ok_val, val = None, f"against the validation loss ({VAL_READING}): not run ({why})"
     if n < int(v15["min_corpora"]):
         raise NotRun(f"{n} corpora ({', '.join(names)}), fewer than EB-15's min_corpora = "
-                     f"{v15['min_corpora']}; for information: {measured}")
+                     f"{v15['min_corpora']}; for information: {measured}; {val}")
     verdicts = {HEADLINE.label: ok}
+    if ok_val is not None:
+        verdicts[VAL_LABEL] = ok_val
     for m in measures(need(tables, "language_ranks")):
         if m.label != HEADLINE.label:
             verdicts[m.label] = _tracks(tables, m, v, v15)[0]
     note = ("a run's ρ is over its logged steps (step 0 included; at least three); a constant "
-            "rank counts as ρ = 0")
+            f"rank counts as ρ = 0; {val}; the verdict is the train loss's")
     return (ok, measured, f"median |ρ| ≥ {least:g} and > |ρ| of EB-15", note,
             sweep_text(verdicts, HEADLINE.label))

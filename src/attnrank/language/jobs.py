@@ -74,8 +74,8 @@ TRAIN = "train"  # language_jobs' kind of the training jobs (one per corpus)
 class LanguageTrainJob(_CorporaKeys):
     """One corpus (``corpora`` holds it alone), every seed as the model axis of one program:
     byte-level causal Transformers (``models.language``), Adam with warm-up + cosine, ranks of
-    every head's static kernel and realized mixer at step 0, every ``log_every`` steps and the end
-    (``experiments.language``)."""
+    every head's static kernel and realized mixer and both losses at the steps of
+    ``logged_steps()`` (``experiments.language``)."""
 
     corpus: str
     seed_offset: int
@@ -89,6 +89,8 @@ class LanguageTrainJob(_CorporaKeys):
     lr: float
     warmup: float
     log_every: int
+    early_log_every: int
+    early_log_until: int
     mixer_inputs: int
     taus: tuple[float, ...]
 
@@ -96,6 +98,28 @@ class LanguageTrainJob(_CorporaKeys):
         if [c.name for c in self.corpora] != [self.corpus]:
             raise ValueError(f"LanguageTrainJob.corpora: must hold exactly the corpus "
                              f"{self.corpus!r}, got {[c.name for c in self.corpora]}")
+        for key, least in (("log_every", 1), ("early_log_every", 1), ("early_log_until", 0)):
+            if getattr(self, key) < least:
+                raise ValueError(f"LanguageTrainJob.{key}: must be ≥ {least}, got "
+                                 f"{getattr(self, key)}")
+
+    def logged_steps(self) -> tuple[int, ...]:
+        """The steps whose ranks and losses are recorded (``log_steps``)."""
+        return log_steps(self.steps, self.log_every, self.early_log_every, self.early_log_until)
+
+
+def log_steps(steps: int, log_every: int, early_log_every: int, early_log_until: int
+              ) -> tuple[int, ...]:
+    """The logged steps of a run of ``steps`` steps, increasing: step 0 (the initialization), every
+    ``early_log_every`` steps up to ``early_log_until`` (inclusive; 0: none), every ``log_every``
+    steps, and the last step: {0, e, 2e, …, ≤ min(until, steps)} ∪ {multiples of log_every ≤
+    steps} ∪ {steps}."""
+    if min(steps, log_every, early_log_every) < 1 or early_log_until < 0:
+        raise ValueError(f"log_steps: steps, log_every and early_log_every must be ≥ 1 and "
+                         f"early_log_until ≥ 0, got {steps}, {log_every}, {early_log_every}, "
+                         f"{early_log_until}")
+    early = range(0, min(early_log_until, steps) + 1, early_log_every)
+    return tuple(sorted({*early, *range(0, steps + 1, log_every), steps}))
 
 
 def corpus_sources(language: dict[str, Any], names: list[str]) -> tuple[CorpusSource, ...]:
@@ -170,7 +194,7 @@ def language_jobs(config: dict[str, Any], scale: str) -> dict[tuple[str, str], J
         corpora=sources, max_bytes=int(lang["max_bytes"]), val_fraction=float(lang["val_fraction"]),
         headline=str(lang["complexity"]["headline"]), kgram_k=int(lang["complexity"]["kgram_k"]))
     keys = ("seeds", "d_model", "n_layers", "n_heads", "context", "batch", "steps", "log_every",
-            "mixer_inputs")
+            "early_log_every", "early_log_until", "mixer_inputs")
     for src in sources:
         jobs[(TRAIN, src.name)] = LanguageTrainJob(
             corpora=(src,), max_bytes=int(lang["max_bytes"]), val_fraction=float(lang["val_fraction"]),

@@ -52,6 +52,8 @@ class Measure(NamedTuple):
 
 
 HEADLINE = Measure(STATIC, R_EFF)
+TRAIN_LOSS, VAL_LOSS = "train_loss", "val_loss"  # language_loss's losses (bits per byte)
+LOSSES = (TRAIN_LOSS, VAL_LOSS)
 _MATRICES = {m: i for i, m in enumerate(MATRICES)}
 _ESTIMATORS = {e: i for i, e in enumerate(ESTIMATORS)}
 
@@ -105,7 +107,8 @@ def complexity_points(ranks: pd.DataFrame, corpora: pd.DataFrame,
 
 def loss_points(ranks: pd.DataFrame, loss: pd.DataFrame,
                 measure: Measure = HEADLINE) -> pd.DataFrame:
-    """EB-16's points: per (corpus, seed, step) logged in both tables, the measure's ``value`` and
-    ``train_loss``; sorted by corpus, seed, step."""
-    pts = trace(ranks, measure).merge(loss[KEYS + ["step", "train_loss"]], on=KEYS + ["step"])
+    """EB-16's points: per (corpus, seed, step) logged in both tables, the measure's ``value``,
+    ``train_loss`` and (where the loss table has it) ``val_loss``; sorted by corpus, seed, step."""
+    losses = [c for c in LOSSES if c in loss.columns]
+    pts = trace(ranks, measure).merge(loss[KEYS + ["step", *losses]], on=KEYS + ["step"])
     return pts.sort_values(KEYS + ["step"]).reset_index(drop=True)

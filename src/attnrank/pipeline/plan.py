@@ -14,6 +14,7 @@ from typing import Any
 from attnrank.core.job import Job, canonical_json
 from attnrank.core.table_job import TableJob
 from attnrank.entropic.jobs import entropic_jobs
+from attnrank.entropic.predict_grid import d32_jobs, is_d32
 from attnrank.language.jobs import CORPORA as LANGUAGE_CORPORA
 from attnrank.language.jobs import TRAIN as LANGUAGE_TRAIN
 from attnrank.language.jobs import language_jobs
@@ -85,17 +86,19 @@ def _train(step: str, prefix: str, names: tuple[str, ...], wildcards: dict[str, 
     return StepRun(step, wildcards, job.to_dict(), (), tuple(f"{prefix}/{n}" for n in names))
 
 
-ENTROPIC_TABLES: dict[str, tuple[str, str, bool, bool]] = {
+ENTROPIC_TABLES: dict[str, tuple[str, str, bool, bool, bool]] = {
     # table → (experiment, rows kept, keep only the largest student rank, jobs under the other
-    # teacher values: the extra jobs of EB-7/8/9/12, never mixed into the default tables)
-    "entropic_surrogate": ("surrogate", "selected", False, False),
-    "entropic_surrogate_trace": ("surrogate", "all", True, False),
-    "entropic_ladder": ("ladder", "final", False, False),
-    "entropic_attention": ("attention", "final", False, False),
-    "entropic_attention_trace": ("attention", "all", True, False),
-    "entropic_predict": ("predict", "all", False, False),
-    "entropic_attention_other_values": ("attention", "final", False, True),
-    "entropic_predict_other_values": ("predict", "all", False, True),
+    # teacher values: the extra jobs of EB-7/8/9/12, jobs of the second predictability grid
+    # (``predict_d32``); neither is ever mixed into the default tables)
+    "entropic_surrogate": ("surrogate", "selected", False, False, False),
+    "entropic_surrogate_trace": ("surrogate", "all", True, False, False),
+    "entropic_ladder": ("ladder", "final", False, False, False),
+    "entropic_attention": ("attention", "final", False, False, False),
+    "entropic_attention_trace": ("attention", "all", True, False, False),
+    "entropic_predict": ("predict", "all", False, False, False),
+    "entropic_attention_other_values": ("attention", "final", False, True, False),
+    "entropic_predict_other_values": ("predict", "all", False, True, False),
+    "entropic_predict_d32": ("predict", "all", False, False, True),
 }
 # appendix B: a training job's outputs, and the table made of each kind of them (every row)
 LANGUAGE_OUTPUTS = ("ranks.parquet", "loss.parquet", "weights.npz")
@@ -189,16 +192,17 @@ def build_plan(config: dict[str, Any], scale: str) -> Plan:
                      ("tables/minip_information_bound.parquet", "tables/minip_information_bound.csv")))
 
     # Paper A
-    for (exp, inst), job in entropic_jobs(config, scale).items():
+    for (exp, inst), job in (entropic_jobs(config, scale) | d32_jobs(config, scale)).items():
         outs = ("estimates.parquet", "spectra.npz") if exp == "predict" else \
             ("metrics.parquet", "weights.npz")
         step = "entropic_predict" if exp == "predict" else f"entropic_{exp}_train"
         plan.add(_train(step, f"entropic/{exp}/{inst}", outs, {ENTROPIC_WILDCARD[exp]: inst}, job))
     values = config["entropic"]["teacher_values"]
-    for name, (exp, select, max_rank, other) in ENTROPIC_TABLES.items():
+    for name, (exp, select, max_rank, other, d32) in ENTROPIC_TABLES.items():
         inputs = tuple(r.outputs[0] for r in plan.runs
                        if r.outputs[0].startswith(f"entropic/{exp}/")
-                       and (r.params["teacher_values"] != values) == other)
+                       and (r.params["teacher_values"] != values) == other
+                       and is_d32(r.params["instance"]) == d32)
         tables[name] = StepRun("table", {"name": name},
                                TableJob(select, max_rank).to_dict(), inputs, ())
 

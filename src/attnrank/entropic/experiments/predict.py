@@ -6,7 +6,9 @@ grid as nested prefixes of that stream, and the realized mixer is averaged over 
 Parameters: a ``PredictJob``.
 A job named ``<teacher>_<teacher_values>`` (the other V*) shares its draws with ``<teacher>``.
 Rows: one per (r*, seed, S, estimator) with every rank estimator of the estimator's matrix; for
-the mixer, S is the number of inputs it is averaged over.
+the mixer, S is the number of inputs it is averaged over. E2 (tensor unfolding) runs only where its
+regression has at most ``E2_MAX_FEATURES`` features (d = 16: 2,176; d = 32: 16,896, not run, see
+``entropic.predict``); the other estimators run at every d.
 """
 
 from __future__ import annotations
@@ -26,43 +28,52 @@ from attnrank.entropic.predict import (
     e1_stats,
     e2_debiased_spectrum,
     e2_debiased_stats,
+    e2_runs,
     e2_stats,
     e2_unfolding,
     estimates,
     mixer_estimates,
     prefix_stats,
 )
-from attnrank.entropic.tasks.teachers import attention_teacher
+from attnrank.entropic.tasks.teachers import AttentionTeacher, attention_teacher
 
 log = logging.getLogger("attnrank.entropic")
 
 
+def job_teacher(job: PredictJob, r_star: int, seed: int) -> AttentionTeacher:
+    """The teacher of task instance (r*, seed index) of ``job``, from its seeded roles."""
+    tag = f"{seed_instance(job)}-rstar{r_star}"
+    return attention_teacher(numpy_rng(job.experiment, tag, seed, "teacher"),
+                             numpy_rng(job.experiment, tag, seed, "calibration"), job.teacher.kind,
+                             job.n_tokens, job.d, job.e, r_star, float(job.teacher.beta),
+                             job.noise_var, job.calibration_sequences, job.spectrum, job.decay,
+                             job.teacher_values)
+
+
 def run_job(job: PredictJob) -> tuple[pd.DataFrame, dict[str, np.ndarray]]:
     exp, inst = job.experiment, job.instance
-    n, d, e = job.n_tokens, job.d, job.e
+    n, d = job.n_tokens, job.d
     sizes = sorted(job.S)
     taus, chunk = job.taus, job.chunk
     kind, beta = job.teacher.kind, float(job.teacher.beta)
+    with_e2 = e2_runs(d)  # E2's regression is too large beyond E2_MAX_FEATURES (d = 32: skipped)
     rows, spectra = [], {}
     for r_star in job.r_star:
         for seed in seed_indices(job.seeds, job.seed_offset):
             tag = f"{seed_instance(job)}-rstar{r_star}"
-            t = attention_teacher(numpy_rng(exp, tag, seed, "teacher"),
-                                  numpy_rng(exp, tag, seed, "calibration"), kind, n, d, e, r_star,
-                                  beta, job.noise_var, job.calibration_sequences, job.spectrum,
-                                  job.decay, job.teacher_values)
+            t = job_teacher(job, r_star, seed)
             x, _, y = t.sample(numpy_rng(exp, tag, seed, "data"), sizes[-1], n)
             per_s = {
                 E1: prefix_stats(partial(e1_stats, v=t.v_star), (x, y), sizes, chunk),
-                E2: prefix_stats(e2_stats, (x, y), sizes, chunk),
                 E2_DEBIASED: prefix_stats(e2_debiased_stats, (x, y), sizes, chunk),
             }
+            if with_e2:
+                per_s[E2] = prefix_stats(e2_stats, (x, y), sizes, chunk)
             for s_ in sizes:
-                spec = {
-                    E1: np.linalg.svd(e1_solve(*per_s[E1][s_]), compute_uv=False),
-                    E2: np.linalg.svd(e2_unfolding(*per_s[E2][s_], d), compute_uv=False),
-                    E2_DEBIASED: e2_debiased_spectrum(per_s[E2_DEBIASED][s_]),
-                }
+                spec = {E1: np.linalg.svd(e1_solve(*per_s[E1][s_]), compute_uv=False)}
+                if with_e2:
+                    spec[E2] = np.linalg.svd(e2_unfolding(*per_s[E2][s_], d), compute_uv=False)
+                spec[E2_DEBIASED] = e2_debiased_spectrum(per_s[E2_DEBIASED][s_])
                 for name, sv in spec.items():
                     spectra[f"{name}/rstar{r_star}/seed{seed}/S{s_}"] = sv
                     rows.append({"estimator": name, "r_star": r_star, "seed": seed, "S": s_,

@@ -4,7 +4,7 @@ One job = one corpus; its seeds (``seed_indices``) are the M models of ONE vecto
 (``ByteTransformers``, trained by ``attnrank.core.train``). The job is a ``LanguageTrainJob``:
     corpora (one ``CorpusSource``, the corpus alone), max_bytes, val_fraction, corpus,
     seed_offset, seeds, d_model, n_layers, n_heads, context, batch, steps, lr, warmup, log_every,
-    mixer_inputs, taus
+    early_log_every, early_log_until, mixer_inputs, taus
 
 Data: the corpus (``tasks.corpora.load_corpus``) split into train / validation
 (``split_corpus``). Seed k's batches are its own seeded stream of windows of the train split:
@@ -14,8 +14,10 @@ next-byte targets x_2..x_{T+1}. Initializations are paired across corpora: seed 
 the same weights (torch generator ("language", "init", k)) on every corpus of one model shape.
 
 Validation: ``mixer_inputs`` fixed windows of the validation split, starting at evenly spaced
-offsets (no randomness; the same windows for every seed). At step 0, every ``log_every`` steps and
-the final step it records (and logs a progress line)
+offsets (no randomness; the same windows for every seed and every logged step). At the logged
+steps (``LanguageTrainJob.logged_steps``: step 0, every ``early_log_every`` steps up to
+``early_log_until``, every ``log_every`` steps and the final step) it records (and logs a progress
+line)
   * loss: train loss (the minibatch of that step, before its update; step 0: the first batch at
     initialization) and validation loss over the fixed windows, both in bits per byte;
   * ranks, per layer and head: the static kernel W_Q^h (W_K^h)ᵀ (d × d) and the realized mixer
@@ -23,6 +25,11 @@ the final step it records (and logs a progress line)
     values with R̃_eff (energy), entropy rank, stable rank and the numerical rank at every τ.
 Outputs: the ranks table (tidy; see ``RANK_COLUMNS``), the loss table, and the final weights
 (float64, with the final static kernels and realized mixers).
+
+Logging draws nothing: the batches are drawn up front (``batch_starts``), the validation windows
+are fixed and the model has no dropout, so the parameters at every step are the same bytes
+whatever the logged steps (``tests/test_language_model.py``). The trainer runs at the greatest
+common divisor of the logged steps (``log_cadence``) and rows of steps not logged are dropped.
 """
 
 from __future__ import annotations
@@ -88,6 +95,12 @@ def batch_starts(job: LanguageTrainJob, seed: int, n_train: int) -> np.ndarray:
                          f"window of context + 1 = {job.context + 1} bytes")
     rng = numpy_rng("language", job.corpus, seed, "batches")
     return rng.integers(0, high, size=(job.steps, job.batch), dtype=np.int64)
+
+
+def log_cadence(logged: tuple[int, ...], steps: int) -> int:
+    """The trainer's ``log_every`` that reaches every logged step: the greatest common divisor of
+    the logged steps before the last (the last is always reached); ``steps`` when there are none."""
+    return math.gcd(*(t for t in logged if t != steps)) or steps
 
 
 def rank_rows(matrices: np.ndarray, taus: tuple[float, ...]) -> dict[str, np.ndarray]:
@@ -170,13 +183,20 @@ def run_job(job: LanguageTrainJob, device: torch.device, checkpoint: Control | N
         first = {"step": 0, "train_loss": train0,
                  **{k: v.cpu().numpy() for k, v in evaluate(model, 0).items()}}
         model.train()
-    cfg = TrainConfig(steps=job.steps, lr=job.lr, warmup=job.warmup, log_every=job.log_every)
+    logged = frozenset(job.logged_steps())
+    cfg = TrainConfig(steps=job.steps, lr=job.lr, warmup=job.warmup,
+                      log_every=log_cadence(job.logged_steps(), job.steps))
+
+    def evaluate_logged(mdl: ByteTransformers, step: int) -> dict[str, torch.Tensor]:
+        return evaluate(mdl, step) if step in logged else {}  # a step of the cadence, not logged
+
     def set_frames(frames: list[pd.DataFrame]) -> None:
         rank_frames[:] = frames
 
-    rows = train(model, batch_fn, loss_fn, cfg, evaluate, desc=f"language/{corpus}",
+    rows = train(model, batch_fn, loss_fn, cfg, evaluate_logged, desc=f"language/{corpus}",
                  checkpoint=phase_of(checkpoint, "train", extra=(lambda: list(rank_frames),
                                                                  set_frames)))
+    rows = [r for r in rows if r["step"] in logged]
     loss = pd.DataFrame(
         [{"step": 0, "model_index": k, "train_loss": float(first["train_loss"][k]),
           "val_loss": float(first["val_loss"][k])} for k in range(len(seeds))] + rows)
