@@ -13,6 +13,7 @@ from typing import Any
 from attnrank.core.claims import (
     CHECKS,
     FAIL,
+    MEASURED,
     NOT_RUN,
     PASS,
     ClaimTables,
@@ -31,7 +32,7 @@ from attnrank.entropic import claims as _entropic  # noqa: F401  (each registers
 from attnrank.language import claims as _language  # noqa: F401
 from attnrank.minip import claims as _minip  # noqa: F401
 
-__all__ = ["CHECKS", "FAIL", "NOT_RUN", "PASS", "ClaimTables", "NotRun", "RegisteredClaim",
+__all__ = ["CHECKS", "FAIL", "MEASURED", "NOT_RUN", "PASS", "ClaimTables", "NotRun", "RegisteredClaim",
            "UnlistedTable", "Verdict", "claim", "claim_values", "evaluate_claims", "need",
            "registered_checks", "write_claims"]
 

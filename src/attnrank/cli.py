@@ -297,6 +297,26 @@ def cmd_minip_restarts(a: argparse.Namespace) -> None:
                                   "role": "the training job's init and data stream"})
 
 
+def cmd_minip_beyond(a: argparse.Namespace) -> None:
+    from attnrank.minip.beyond_jobs import MinipBeyondJob
+    from attnrank.minip.experiments.beyond import step
+
+    job = MinipBeyondJob.from_dict(a.params)
+    train_step(a, "minip_beyond_train", job, step, a.metrics,
+              f"minip {job.experiment}/{job.instance}/{'+'.join(job.families)}",
+              seed_record(job.train) | {
+                  "experiment": job.experiment, "instance": job.instance,
+                  "role": f"init from ({job.experiment}, {job.instance}, seed, group tag); data "
+                          f"from {job.train.experiment}/{job.train.instance}'s stream"})
+
+
+def cmd_minip_beyond_growth(a: argparse.Namespace) -> None:
+    from attnrank.minip.beyond_growth import step
+    from attnrank.minip.beyond_jobs import BeyondGrowthJob
+
+    table_step(a, "minip_beyond_growth", BeyondGrowthJob.from_dict(a.params), step, a.inputs)
+
+
 def cmd_minip_restarts_tables(a: argparse.Namespace) -> None:
     from attnrank.minip.jobs import RestartsTableJob
     from attnrank.minip.restarts import step
@@ -588,6 +608,20 @@ def build_parser() -> argparse.ArgumentParser:
     _common(p)
     _training(p, weights=False)
     p.set_defaults(func=cmd_minip_restarts)
+
+    p = sub.add_parser("minip-beyond", help="the families beyond the single head (B6, TT-7): "
+                       "every (family, budget) group × seed of one instance")
+    _common(p)
+    _training(p)
+    p.set_defaults(func=cmd_minip_beyond)
+
+    p = sub.add_parser("minip-beyond-growth", help="the smallest budget F reaching each target "
+                       "per m and the slope of log2 F on m, per family line")
+    _common(p)
+    p.add_argument("--inputs", nargs=2, required=True,
+                   help="the minip_beyond and minip_rank_vs_m tables (.parquet)")
+    _output(p, "--out")
+    p.set_defaults(func=cmd_minip_beyond_growth)
 
     p = sub.add_parser("minip-restarts-tables", help="the restart study's tables: every row, and "
                        "per case × variant which seeds pass and which failing seeds recover")

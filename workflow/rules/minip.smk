@@ -174,3 +174,51 @@ rule minip_restarts_tables:
         "python -m attnrank minip-restarts-tables --rule minip_restarts_tables"
         " --params {params.job:q} --inputs {input} --out {output.table}"
         " --summary {output.summary} --csv {output.csv} > {log} 2>&1"
+
+
+rule minip_beyond_train:
+    """A family beyond the single head (B6, TT-7) on one instance: every budget group and seed as
+    one program, on the data and seeds of the B2/B3 job it embeds."""
+    output:
+        metrics=f"{RESULTS}/minip/beyond/{{instance}}/{{family}}/metrics.parquet",
+        weights=f"{RESULTS}/minip/beyond/{{instance}}/{{family}}/weights.npz",
+    log:
+        f"{LOGS}/minip_beyond_train/{{instance}}/{{family}}.log",
+    benchmark:
+        f"{LOGS}/benchmarks/minip_beyond_train/{{instance}}/{{family}}.tsv"
+    wildcard_constraints:
+        instance=planned_values("minip_beyond_train", "instance"),
+        family=planned_values("minip_beyond_train", "family"),
+    conda:
+        CONDA_ENV
+    threads: config["train_threads"]
+    params:
+        job=job_params("minip/beyond/{instance}/{family}/metrics.parquet"),
+        wildcards=wildcards_json,
+        device=config["device"],
+        code=step_code_hash("minip_beyond_train"),
+    shell:
+        "python -m attnrank minip-beyond --rule minip_beyond_train --params {params.job:q}"
+        " --wildcards {params.wildcards:q} --device {params.device} --threads {threads}"
+        " --metrics {output.metrics} --weights {output.weights} 3>&2 > {log} 2>&1"
+
+
+rule minip_beyond_growth:
+    """Per family line: the smallest budget F reaching each target per m, and the slope of
+    log2 F on m with its seed-bootstrap interval (TT-6's fit)."""
+    input:
+        step_inputs("tables/minip_beyond_growth.parquet"),
+    output:
+        f"{RESULTS}/tables/minip_beyond_growth.parquet",
+    log:
+        f"{LOGS}/minip_beyond_growth.log",
+    benchmark:
+        f"{LOGS}/benchmarks/minip_beyond_growth.tsv"
+    conda:
+        CONDA_ENV
+    params:
+        job=job_params("tables/minip_beyond_growth.parquet"),
+        code=step_code_hash("minip_beyond_growth"),
+    shell:
+        "python -m attnrank minip-beyond-growth --rule minip_beyond_growth"
+        " --params {params.job:q} --inputs {input} --out {output} > {log} 2>&1"

@@ -35,6 +35,7 @@ import pandas as pd
 from attnrank.core import WINGS
 
 PASS, FAIL, NOT_RUN = "pass", "fail", "not run"
+MEASURED = "measured"  # a question the papers leave open: reported, never pass/fail
 
 
 @dataclass
@@ -58,10 +59,10 @@ class UnlistedTable(Exception):
 
 
 class Outcome(NamedTuple):
-    """What a check returns: the verdict, its texts and, where a free parameter is swept, the
-    verdict at every value of it (``sweep_text``)."""
+    """What a check returns: the verdict (``passed``; None for a ``measured`` claim), its texts
+    and, where a free parameter is swept, the verdict at every value of it (``sweep_text``)."""
 
-    passed: bool
+    passed: bool | None
     measured: str
     threshold: str
     note: str
@@ -123,6 +124,7 @@ class RegisteredClaim:
     check: Check
     tables: tuple[str, ...] = ()  # the tables it declares
     module: str = ""  # the module that declares it (attnrank.<wing>.claims)
+    measured: bool = False  # an open question: its check returns passed=None, verdict MEASURED
 
     def statement(self, params: dict[str, Any]) -> str:
         """The claim's statement with the values of ``params`` filled in."""
@@ -134,10 +136,12 @@ CHECKS: dict[str, RegisteredClaim] = {}
 
 
 def claim(cid: str, paper: str, tables: tuple[str, ...], statement: Statement,
-          caveat: str = "") -> Callable[[ValueCheck], Check]:
+          caveat: str = "", measured: bool = False) -> Callable[[ValueCheck], Check]:
     """Declare claim ``cid`` of ``paper`` ("A" or "B"), reading ``tables`` (file stems), and
     register its check; the verdict's paper is ``paper`` followed by ``(caveat)`` when one is
-    given. ``statement`` is rendered from the claim's values
+    given. ``measured``: a question the paper leaves open, whose verdict is always MEASURED (its
+    check returns passed=None; a pass/fail from it, or None from a paper claim, is a bug).
+    ``statement`` is rendered from the claim's values
     (``claim_values``): a ``str.format`` template or a function of the values. The check is called
     as ``fn(tables, params, values)``; the returned ``check(tables, params)`` sees only the
     claim's tables."""
@@ -151,10 +155,15 @@ def claim(cid: str, paper: str, tables: tuple[str, ...], statement: Statement,
     def deco(fn: ValueCheck) -> Check:
         @functools.wraps(fn)
         def check(tables: Mapping[str, pd.DataFrame], params: dict[str, Any]) -> Outcome:
-            return Outcome(*fn(ClaimTables(cid, allowed, tables), params,
-                               claim_values(cid, params)))
+            out = Outcome(*fn(ClaimTables(cid, allowed, tables), params,
+                              claim_values(cid, params)))
+            if (out.passed is None) != measured:
+                raise ValueError(f"claim {cid}: a {'measured' if measured else 'paper'} claim "
+                                 f"returned passed={out.passed!r}")
+            return out
 
-        CHECKS[cid] = RegisteredClaim(cid, shown, statement, check, allowed, fn.__module__)
+        CHECKS[cid] = RegisteredClaim(cid, shown, statement, check, allowed, fn.__module__,
+                                      measured)
         return check
 
     return deco
@@ -229,7 +238,7 @@ def evaluate_claims(inputs: Sequence[str | Path], params: dict[str, Any]) -> pd.
     for c in registered_checks():
         try:
             passed, measured, threshold, note, sweep = c.check(tables, params)
-            verdict = PASS if passed else FAIL
+            verdict = MEASURED if passed is None else PASS if passed else FAIL
         except NotRun as why:
             measured, threshold, note, sweep, verdict = "", "", str(why), "", NOT_RUN
         rows.append(asdict(Verdict(c.id, c.paper, c.statement(params), measured, threshold,

@@ -472,3 +472,162 @@ def tt_gap(tables: Tables, p: dict[str, Any], v: Values) -> Outcome:
                 f"moves the median accuracy by {acc['scratch_long'] - acc['scratch']:+.4f}")
     return capacity_there and gap, measured, f"construction worst-case < {cut:g} before and " \
         f"after training; every scratch seed worst-case ≥ {cut:g}", note
+
+
+# ---- beyond the single head (docs/methods.md §3.9, TT-7) --------
+
+def _beyond_fits(tables: Tables, target: float) -> pd.DataFrame:
+    """The growth table at ``target``: one row per (line, m)."""
+    g = need(tables, "minip_beyond_growth")
+    part = g[np.isclose(g["target"], target)]
+    if part.empty:
+        raise NotRun(f"minip_beyond_growth has no fit at target {target:g}")
+    return part
+
+
+def _line_text(fits: pd.DataFrame, line: str, level: float) -> str:
+    """``H=2: smallest F by m 6:4, 8:8 …; b = 0.5 [0.4, 0.6]``."""
+    f = fits[fits["line"] == line].sort_values("m")
+    if f.empty:
+        return f"{line}: not run"
+    smallest = ", ".join(f"{int(r.m)}:{'inf' if not math.isfinite(r.smallest) else int(r.smallest)}"
+                         for r in f.itertuples())
+    r = f.iloc[0]
+    return (f"{line}: smallest F by m {smallest}; b = {fmt(r.b)}, {level:.0%} interval "
+            f"[{fmt(r.lo)}, {fmt(r.hi)}] over {int(r.points)} m")
+
+
+def _slope(fits: pd.DataFrame, line: str) -> tuple[float, float, float]:
+    f = fits[fits["line"] == line]
+    if f.empty:
+        return math.nan, -math.inf, math.nan
+    r = f.iloc[0]
+    return float(r.b), float(r.lo), float(r.hi)
+
+
+def _witness_transitions(df: pd.DataFrame, cut: float) -> dict[str, float]:
+    """Per line of the witness job: the smallest F exact (worst-case error < ``cut``) on every
+    seed, inf where none."""
+    out = {}
+    for label, part in df.groupby("label", sort=False):
+        exact = part.groupby("rank")[TEST_WORST_CASE_ERROR].max() < cut
+        out[str(label)] = float(exact[exact].index.min()) if exact.any() else math.inf
+    return out
+
+
+def _reading(fits: pd.DataFrame, lines: list[str], plain: str) -> str:
+    """One sentence: how each line's slope interval sits against the single head's and 0."""
+    b0, lo0, hi0 = _slope(fits, plain)
+    parts = []
+    for line in lines:
+        b, lo, hi = _slope(fits, line)
+        if not math.isfinite(b):
+            parts.append(f"{line} has no slope (fewer than two m reach the target)")
+        elif lo > 0 and (lo <= hi0 and hi >= lo0):
+            parts.append(f"{line} grows with m like the single head (intervals overlap)")
+        elif lo > 0 and hi < lo0:
+            parts.append(f"{line} grows with m, more slowly than the single head")
+        elif lo > 0:
+            parts.append(f"{line} grows with m, faster than the single head")
+        else:
+            parts.append(f"{line}'s growth is not resolved (interval reaches 0)")
+    return ("; ".join(parts) + f" (single head under the same recipe: b = {fmt(b0)} "
+            f"[{fmt(lo0)}, {fmt(hi0)}])")
+
+
+def _open_question(tables: Tables, p: dict[str, Any], v: Values, families: tuple[str, ...]
+                   ) -> Outcome:
+    """The slopes of the lines of ``families`` (multihead: one line per H) beside the single
+    head's, with the witness transitions in the note; verdict MEASURED."""
+    fits = _beyond_fits(tables, float(v["target_accuracy"]))
+    beyond = need(tables, "minip_beyond")
+    level = float(p["claims"]["TT-6"]["interval_level"])
+    final = beyond[beyond["data_kind"] == "random"]
+    lines = [str(x) for x in final[final["model"].isin(families)]["label"].unique()]
+    if not lines:
+        raise NotRun(f"no {', '.join(families)} rows in minip_beyond")
+    plain = "kernel"
+    measured = "; ".join(_line_text(fits, x, level) for x in [plain, *lines, "kernel (B2)"])
+    wit = beyond[beyond["data_kind"] == "witness"]
+    note = ""
+    if len(wit):
+        tr = _witness_transitions(wit, float(v["worst_case_cutoff"]))
+        note = ("witness suite (smallest F exact on every seed): "
+                + ", ".join(f"{x}: {fmt(tr.get(x, math.nan))}" for x in [plain, *lines]))
+    threshold = (f"measured at target {float(v['target_accuracy']):g}: the slope b of log2 F = "
+                 f"a + b·m per line with its {level:.0%} seed-bootstrap interval; no pass/fail "
+                 "(the paper claims nothing here)")
+    return None, measured, threshold, _reading(fits, lines, plain) + ("; " + note if note else "")
+
+
+OPEN = "open question, not a paper claim"  # the verdict's paper column of OPEN-1, OPEN-2
+
+
+@claim("OPEN-1", "B", ('minip_beyond', 'minip_beyond_growth'),
+       "Several heads: does splitting the feature budget F over H = 2, 4 or 8 normalized "
+       "nonnegative heads (own values, summed) escape the exponential growth of the single head? "
+       "Measured: the smallest F reaching accuracy {target_accuracy:g} per m and its slope",
+       caveat=OPEN, measured=True)
+def open1(tables: Tables, p: dict[str, Any], v: Values) -> Outcome:
+    return _open_question(tables, p, v, ("multihead",))
+
+
+@claim("OPEN-2", "B", ('minip_beyond', 'minip_beyond_growth'),
+       "Signed kernels: does differential attention (π⁺ − λπ⁻) or the normalized signed linear "
+       "kernel escape the exponential growth of the single nonnegative head? Measured: the "
+       "smallest F reaching accuracy {target_accuracy:g} per m and its slope", caveat=OPEN,
+       measured=True)
+def open2(tables: Tables, p: dict[str, Any], v: Values) -> Outcome:
+    return _open_question(tables, p, v, ("differential", "signed_linear"))
+
+
+TT7_LINES = ("positional", "causal_final")
+
+
+@claim("TT-7", "B", ('minip_beyond', 'minip_beyond_growth'),
+       "The lower bound holds with position-dependent token maps and in the causal final-query "
+       "formulation: on the witness suite every F < r_lb fails (worst-case error > "
+       "{worst_case_cutoff:g}) on every seed for positional and causal final-query heads, and "
+       "their smallest F reaching accuracy {target_accuracy:g} grows with m at least as fast as "
+       "the single head's (lower end of the slope interval ≥ the single head's b minus its "
+       "interval width)")
+def tt7(tables: Tables, p: dict[str, Any], v: Values) -> Outcome:
+    """The single head is the ``kernel`` line of the same run (same recipe, data and seeds); B2's
+    own 6000-step head is reported beside it."""
+    beyond = need(tables, "minip_beyond")
+    target, cut = float(v["target_accuracy"]), float(v["worst_case_cutoff"])
+    level = float(p["claims"]["TT-6"]["interval_level"])
+    fits = _beyond_fits(tables, target)
+    w = p["minip_grid"]["witness"]
+    r_lb = witness_lower_bound(int(w["blocks"]), int(w["width"]))
+    wit = beyond[beyond["data_kind"] == "witness"]
+    if wit.empty:
+        raise NotRun("no witness-suite rows in minip_beyond")
+    b0, lo0, hi0 = _slope(fits, "kernel")
+    floor = b0 - (hi0 - lo0)
+    if not math.isfinite(floor):
+        raise NotRun(f"the single head reaches accuracy {target:g} at fewer than two m (or its "
+                     "interval is unbounded): no slope to compare the families with")
+    parts, ok_all = [], True
+    for line in ("kernel", *TT7_LINES):
+        low = wit[(wit["label"] == line) & (wit["rank"] < r_lb)]
+        fails = low[TEST_WORST_CASE_ERROR] > cut
+        fail_ok = bool(len(low)) and bool(fails.all())
+        text = (f"{line}: F < {r_lb} fail on {int(fails.sum())}/{len(low)} runs (min worst-case "
+                f"{fmt(float(low[TEST_WORST_CASE_ERROR].min()) if len(low) else math.nan)})")
+        if line != "kernel":
+            b, lo, hi = _slope(fits, line)
+            grow_ok = math.isfinite(lo) and lo >= floor
+            text += f", slope lower end {fmt(lo)} vs floor {fmt(floor)}: " + (
+                "pass" if fail_ok and grow_ok else "fail")
+            ok_all = ok_all and fail_ok and grow_ok
+        parts.append(text)
+    tr = _witness_transitions(wit, cut)
+    measured = ("; ".join(parts) + "; " + "; ".join(_line_text(fits, x, level)
+                                                    for x in ("kernel", *TT7_LINES, "kernel (B2)")))
+    note = (f"witness K = {int(w['blocks'])}, w = {int(w['width'])}, r_lb = {r_lb}; transitions "
+            "(smallest F exact on every seed): " + ", ".join(f"{x}: {fmt(tr.get(x, math.nan))}"
+                                                            for x in ("kernel", *TT7_LINES))
+            + f"; floor = single head's b {fmt(b0)} − its interval width {fmt(hi0 - lo0)}")
+    return ok_all, measured, (f"worst-case > {cut:g} on every seed for every F < r_lb = {r_lb}; "
+                              f"slope lower end ≥ {fmt(floor)}"), note

@@ -236,6 +236,7 @@ def config_problems(config: Any, schema: dict[str, Any]) -> list[str]:
     cross-key checks and the plans run only on a config the schema accepts."""
     from attnrank.entropic.jobs import entropic_config_problems
     from attnrank.entropic.predict_grid import d32_config_problems
+    from attnrank.minip.beyond_jobs import beyond_config_problems
     from attnrank.minip.jobs import minip_config_problems
     from attnrank.pipeline.plan import build_plans
 
@@ -244,6 +245,7 @@ def config_problems(config: Any, schema: dict[str, Any]) -> list[str]:
         return problems
     for scale in config["minip"]["scales"]:
         problems += [PREFIX + p for p in minip_config_problems(config["minip"], scale)]
+        problems += [PREFIX + p for p in beyond_config_problems(config, scale)]
     problems += [PREFIX + p for p in entropic_config_problems(config["entropic"])]
     problems += [PREFIX + p for p in d32_config_problems(config["entropic"])]
     problems += claims_problems(config)

@@ -18,6 +18,14 @@ from attnrank.entropic.predict_grid import d32_jobs, is_d32
 from attnrank.language.jobs import CORPORA as LANGUAGE_CORPORA
 from attnrank.language.jobs import TRAIN as LANGUAGE_TRAIN
 from attnrank.language.jobs import language_jobs
+from attnrank.minip.beyond_jobs import (
+    BEYOND,
+    BEYOND_GROWTH,
+    BEYOND_TABLE,
+    MinipBeyondJob,
+    beyond_jobs,
+    family_parts,
+)
 from attnrank.minip.jobs import (
     CAPACITY_INSTANCES,
     MINIP_EXPERIMENTS,
@@ -190,6 +198,22 @@ def build_plan(config: dict[str, Any], scale: str) -> Plan:
     plan.add(StepRun("minip_information_bound", {}, mj[("information_bound", "")].to_dict(),
                      tuple(f"tables/minip_{e}.parquet" for e in ("length_sweep", "rank_vs_m", "witness")),
                      ("tables/minip_information_bound.parquet", "tables/minip_information_bound.csv")))
+
+    # Paper B beyond the single head (B6, TT-7): one training job per instance, the table of
+    # their final rows, the growth fit against B2's table
+    beyond = beyond_jobs(config, scale)
+    parts = [(inst, fam, job) for inst, whole in beyond.items() if isinstance(whole, MinipBeyondJob)
+             for fam, job in family_parts(whole).items()]
+    for inst, fam, job in parts:
+        plan.add(_train("minip_beyond_train", f"minip/{BEYOND}/{inst}/{fam}",
+                        ("metrics.parquet", "weights.npz"), {"instance": inst, "family": fam}, job))
+    tables[BEYOND_TABLE] = StepRun(
+        "table", {"name": BEYOND_TABLE}, TableJob("final", False).to_dict(),
+        tuple(f"minip/{BEYOND}/{inst}/{fam}/metrics.parquet" for inst, fam, _ in parts), ())
+    if BEYOND_GROWTH in beyond:
+        plan.add(StepRun("minip_beyond_growth", {}, beyond[BEYOND_GROWTH].to_dict(),
+                         (f"tables/{BEYOND_TABLE}.parquet", "tables/minip_rank_vs_m.parquet"),
+                         (f"tables/{BEYOND_GROWTH}.parquet",)))
 
     # Paper A
     for (exp, inst), job in (entropic_jobs(config, scale) | d32_jobs(config, scale)).items():

@@ -67,6 +67,9 @@ STEPS: dict[str, Step] = _index([
     # the restart (trap) study: one job per case, then its two tables
     Step("minip_restarts_train", "minip-restarts", "attnrank.minip.experiments.restarts"),
     Step("minip_restarts_tables", "minip-restarts-tables", "attnrank.minip.restarts"),
+    # the families beyond the single head (B6, TT-7): one job per instance, then the growth fit
+    Step("minip_beyond_train", "minip-beyond", "attnrank.minip.experiments.beyond"),
+    Step("minip_beyond_growth", "minip-beyond-growth", "attnrank.minip.beyond_growth"),
     Step("entropic_surrogate_train", "entropic-train", "attnrank.entropic.experiments.surrogate"),
     Step("entropic_ladder_train", "entropic-train", "attnrank.entropic.experiments.ladder"),
     Step("entropic_attention_train", "entropic-train", "attnrank.entropic.experiments.attention"),
@@ -96,6 +99,10 @@ TABLES: dict[str, Table] = _index([
     # the restart (trap) study: every logged row of every case, and per case × variant
     Table("minip_restarts", "minip_restarts_tables", "B"),
     Table("minip_restarts_summary", "minip_restarts_tables", "B"),
+    # the families beyond the single head: final rows of every (instance, family, F, seed), and
+    # per family line the smallest F reaching each target per m with the slope of log2 F on m
+    Table("minip_beyond", "table", "B"),
+    Table("minip_beyond_growth", "minip_beyond_growth", "B"),
     Table("entropic_surrogate", "table", "A"),
     Table("entropic_surrogate_trace", "table", "A"),
     Table("entropic_ladder", "table", "A"),

@@ -30,7 +30,7 @@ from attnrank.pipeline.registry import FIGURES
 
 START, END = "<!-- results:start -->", "<!-- results:end -->"
 PAPERS = {"B": "Paper B (Min-IP)", "A": "Paper A (Entropic Bound)"}
-VERDICTS = ("pass", "fail", "not run")
+VERDICTS = ("pass", "fail", "measured", "not run")  # measured: an open question, never pass/fail
 THUMB_WIDTH = 260  # pixels
 
 
@@ -58,8 +58,10 @@ def results_section(reference: Path, readme_dir: Path) -> str:
     table = pd.read_csv(reference / "claims.csv", dtype=str, keep_default_na=False)
     counts = table["verdict"].value_counts()
     claims_md = _link(reference / "claims.md", readme_dir)
+    measured = (f"{counts.get('measured', 0)} measured (questions the papers leave open, never "
+                f"pass/fail), " if counts.get("measured", 0) else "")
     lines = [f"{counts.get('pass', 0)} of {len(table)} claims pass, {counts.get('fail', 0)} fail, "
-             f"{counts.get('not run', 0)} not run "
+             f"{measured}{counts.get('not run', 0)} not run "
              f"([`{claims_md}`]({claims_md}): what each claim measured, its threshold and note; "
              f"published from `results/full` by `make reference`; this section is generated from "
              f"`{_link(reference / 'claims.csv', readme_dir)}` by `make readme`).", ""]
@@ -67,7 +69,7 @@ def results_section(reference: Path, readme_dir: Path) -> str:
         part = table[table["paper"].map(_paper) == paper]
         lines.append(f"- **{title}**: " + "; ".join(f"{v}: {_ids(part, v)}" for v in VERDICTS)
                      + ".")
-    others = table[table["verdict"] != "pass"]
+    others = table[~table["verdict"].isin(["pass", "measured"])]
     if len(others):
         lines += ["", "The claims that did not pass:", ""]
         for r in others.itertuples():
