@@ -24,11 +24,17 @@ TABLES = ('minip_beyond', 'minip_beyond_growth')  # the tables this figure reads
 PLAIN_LINE, B2_LINE = "kernel", "kernel (B2)"
 
 
-def _colors(labels: list[str]) -> dict[str, Any]:
-    """The single head black, every other line its own colour (in table order)."""
-    others = [x for x in labels if x != PLAIN_LINE]
-    return {PLAIN_LINE: "black", B2_LINE: "grey"} | {
-        x: PALETTE[i % len(PALETTE)] for i, x in enumerate(others)}
+# every line its own colour and marker (the multihead lines in blues and green)
+STYLE: dict[str, tuple[int | None, str]] = {
+    PLAIN_LINE: (None, "o"), "H=2": (0, "s"), "H=4": (9, "D"), "H=8": (2, "^"),
+    "differential": (3, "v"), "signed_linear": (4, "P"), "positional": (5, "X"),
+    "causal_final": (1, "h"), B2_LINE: (7, "o")}
+
+
+def _style(line: str) -> tuple[Any, str]:
+    """(colour, marker) of a line: the single head black; a line not in STYLE grey circles."""
+    index, marker = STYLE.get(line, (7, "o"))
+    return ("black" if index is None else PALETTE[index % len(PALETTE)]), marker
 
 
 def _instance_title(part: pd.DataFrame) -> str:
@@ -46,48 +52,56 @@ def _instances(df: pd.DataFrame) -> list[tuple[str, pd.DataFrame]]:
     return [(i, df[df["instance"] == i]) for i in order]
 
 
-def _growth(ax: plt.Axes, growth: pd.DataFrame, colors: dict[str, Any], target: float) -> None:
+def _growth(ax: plt.Axes, ax_legend: plt.Axes, growth: pd.DataFrame, target: float) -> None:
+    """The smallest F reaching ``target`` per m and line (points side by side, so coinciding
+    lines stay visible), each line's fit, and the fits' legend on ``ax_legend``."""
     g = growth[np.isclose(growth["target"], target)]
-    for line, part in g.groupby("line", sort=False):
-        part = part.sort_values("m")
+    lines = list(g["line"].unique())
+    offsets = (np.arange(len(lines)) - (len(lines) - 1) / 2) * 0.9 / max(len(lines), 2)
+    for line, dx in zip(lines, offsets, strict=True):
+        part = g[g["line"] == line].sort_values("m")
         reached = part[np.isfinite(part["smallest"])]
-        color = colors.get(line, "grey")
+        color, marker = _style(line)
         ls = "--" if line == B2_LINE else "-"
         r = part.iloc[0]
-        label = (f"{line}: b = {r['b']:.2f} [{r['lo']:.2f}, {r['hi']:.2f}]"
+        label = (f"{line}: b = {r['b']:.2f} [{r['lo']:.2f}, {r['hi']:.2f}] ({int(r['points'])} m)"
                  if np.isfinite(r["b"]) else f"{line}: no slope ({int(r['points'])} m reach it)")
-        ax.plot(reached["m"], reached["smallest"], marker="o", ls="none", color=color, ms=5)
+        ax.plot(reached["m"] + dx, reached["smallest"], marker=marker, ls="none", color=color,
+                ms=6, zorder=4)
         if np.isfinite(r["b"]):
             x = np.linspace(reached["m"].min(), reached["m"].max(), 20)
-            ax.plot(x, 2.0 ** (r["a"] + r["b"] * x), color=color, ls=ls, lw=1.2, label=label)
+            ax.plot(x, 2.0 ** (r["a"] + r["b"] * x), color=color, ls=ls, lw=1.2, label=label,
+                    marker=marker, markevery=[0], ms=0)
         else:
-            ax.plot([], [], color=color, ls=ls, label=label)
+            ax.plot([], [], color=color, ls=ls, marker=marker, label=label)
     rank_axis(ax, "y")
     ax.set_xticks(sorted(g["m"].unique()))
-    ax.set_xlabel("token width m")
+    ax.set_xlabel("token width m (points of a line side by side)")
     ax.set_ylabel(f"smallest F with median accuracy ≥ {target:g}")
-    ax.set_title("budget needed vs m (fit log$_2$ F = a + b·m)")
-    ax.legend(fontsize=6, loc="upper left")
+    ax.set_title("budget needed vs m: fit log$_2$ F = a + b·m", fontsize=9)
+    handles, labels = ax.get_legend_handles_labels()
+    ax_legend.axis("off")
+    ax_legend.legend(handles, labels, loc="upper center", fontsize=6.5, frameon=False,
+                     title="b [90% seed-bootstrap interval]", title_fontsize=7)
 
 
 def plot(tables: dict[str, pd.DataFrame], params: dict[str, Any]) -> plt.Figure:
     df, growth = tables["minip_beyond"], tables["minip_beyond_growth"]
     target, cut = float(params["target_accuracy"]), float(params["worst_case_cutoff"])
-    colors = _colors(list(df["label"].unique()))
     instances = _instances(df)
     n = len(instances)
-    fig = plt.figure(figsize=(3.2 * (n + 1.4), 7.4))
-    grid = fig.add_gridspec(3, n + 1, height_ratios=[1, 1, 0.28], width_ratios=[1] * n + [1.4])
+    fig = plt.figure(figsize=(3.2 * (n + 1.4), 8.2))
+    grid = fig.add_gridspec(3, n + 1, height_ratios=[1, 1, 0.5], width_ratios=[1] * n + [1.4])
     top = [fig.add_subplot(grid[0, i]) for i in range(n)]
     mid = [fig.add_subplot(grid[1, i]) for i in range(n)]
     for i, (_, part) in enumerate(instances):
         budgets = sorted(part["rank"].unique())
         for label, rows in part.groupby("label", sort=False):
-            lw, ms = (2.4, 5) if label == PLAIN_LINE else (1.2, 3)
-            seed_points_and_median(top[i], rows, "rank", TEST_SEQUENCE_ACCURACY, colors[label],
-                                   str(label), lw=lw, ms=ms)
-            seed_points_and_median(mid[i], rows, "rank", TEST_WORST_CASE_ERROR, colors[label],
-                                   str(label), lw=lw, ms=ms)
+            lw, ms = (2.6, 6) if label == PLAIN_LINE else (1.2, 4)  # the reference as a halo
+            color, marker = _style(str(label))
+            for ax, col in ((top[i], TEST_SEQUENCE_ACCURACY), (mid[i], TEST_WORST_CASE_ERROR)):
+                seed_points_and_median(ax, rows, "rank", col, color, str(label), marker=marker,
+                                       lw=lw, ms=ms)
         top[i].axhline(target, color="grey", ls=":", lw=1)
         mid[i].axhline(cut, color="grey", ls=":", lw=1)
         for ax in (top[i], mid[i]):
@@ -98,6 +112,6 @@ def plot(tables: dict[str, pd.DataFrame], params: dict[str, Any]) -> plt.Figure:
         mid[i].set_yscale("log")
     top[0].set_ylabel("sequence accuracy (causal_final: last position)")
     mid[0].set_ylabel("worst-case error |ŷ − t|")
-    _growth(fig.add_subplot(grid[0:2, n]), growth, colors, target)
+    _growth(fig.add_subplot(grid[0:2, n]), fig.add_subplot(grid[2, n]), growth, target)
     shared_legend(fig.add_subplot(grid[2, :n]), top, ncol=8, fontsize=7)
     return fig
