@@ -55,6 +55,16 @@ def test_section_marks_moved_verdicts(tmp_path):
     assert "old" not in out and "TT-3" in out
 
 
+def test_a_claim_added_after_the_heldout_run_is_absent_not_moved(tmp_path):
+    ref, run = _reference_and_moved_run(tmp_path)
+    with (ref / "claims.csv").open("a") as f:
+        f.write("OPEN-1,B,s,m,t,measured,,\n")
+    text = heldout_section(run / "claims.csv", heldout_record(run), ref)
+    assert "differ from the reference: TT-3." in text
+    assert "Not in the held-out run (claims added after it): OPEN-1." in text
+    assert "| OPEN-1 | measured | — |" in text
+
+
 def test_update_puts_one_paragraph_in_the_readme_and_the_table_in_docs(tmp_path):
     from attnrank.publish.readme import update_heldout
 

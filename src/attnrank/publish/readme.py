@@ -30,7 +30,8 @@ from attnrank.pipeline.registry import FIGURES
 
 START, END = "<!-- results:start -->", "<!-- results:end -->"
 PAPERS = {"B": "Paper B (Min-IP)", "A": "Paper A (Entropic Bound)"}
-VERDICTS = ("pass", "fail", "measured", "not run")  # measured: an open question, never pass/fail
+VERDICTS = ("pass", "fail", "measured", "not run")
+OPEN_FIGURES = ("minip_beyond",)  # figures of the papers' open questions: never a wing's thumbnail
 THUMB_WIDTH = 260  # pixels
 
 
@@ -79,8 +80,8 @@ def results_section(reference: Path, readme_dir: Path) -> str:
     figures = [reference / "figures" / f"{n}.png" for n in FIGURES]
     figures = [p for p in figures if p.exists()]
     if figures:
-        first: dict[str, Path] = {}  # the first figure of every wing (minip_*, entropic_*, ...)
-        for p in figures:
+        first: dict[str, Path] = {}  # the first figure of every wing (minip_*, entropic_*, ...),
+        for p in sorted(figures, key=lambda f: f.stem in OPEN_FIGURES):  # a paper claim's first
             first.setdefault(p.stem.split("_")[0], p)
         lines += ["", "".join(f'<a href="{_link(p, readme_dir)}"><img src="{_link(p, readme_dir)}" '
                               f'width="{THUMB_WIDTH}" alt="{p.stem}" title="{p.stem}"></a>'
@@ -150,14 +151,19 @@ def heldout_section(heldout: Path, record: dict, reference: Path) -> str:
     both = pd.DataFrame({"id": ids,
                          "verdict_ref": ref.set_index("id")["verdict"].reindex(ids).fillna("—").values,
                          "verdict_held": held.set_index("id")["verdict"].reindex(ids).fillna("—").values})
-    moved = both[both["verdict_ref"] != both["verdict_held"]]["id"].tolist()
+    absent = both[(both["verdict_ref"] == "—") | (both["verdict_held"] == "—")]["id"].tolist()
+    differ = (both["verdict_ref"] != both["verdict_held"]) & ~both["id"].isin(absent)
+    moved = both[differ]["id"].tolist()
+    only_ref = both[both["verdict_held"] == "—"]["id"].tolist()
     lines = [f"Held-out run (`make heldout`: the {record['scale']} run with "
              f"`seed_offset: {record['seed_offset']}`, "
              f"so no teacher, data set or initialization of the reference; commit "
              f"`{record['git_commit'][:7]}`"
              f"{', config.yaml differing only in seed_offset' if record['git_dirty'] else ''}): "
              f"{record['pass']} of {record['claims']} claims pass. Verdicts that differ from the "
-             f"reference: {', '.join(moved) if moved else 'none'}.", "",
+             f"reference: {', '.join(moved) if moved else 'none'}."
+             + (f" Not in the held-out run (claims added after it): {', '.join(only_ref)}."
+                if only_ref else ""), "",
              "| claim | reference (offset 0) | held-out |", "|---|---|---|"]
     for r in both.itertuples():
         mark = "**" if r.id in moved else ""
