@@ -17,7 +17,6 @@ from attnrank.language.experiments.train import (
     LOSS_COLUMNS,
     RANK_COLUMNS,
     config_columns,
-    log_cadence,
     run_job,
     tidy_ranks,
 )
@@ -254,17 +253,6 @@ def test_the_log_schedule_is_early_steps_then_every_log_every_then_the_last():
         log_steps(10, 5, 0, 5)
     with pytest.raises(ValueError, match=r"LanguageTrainJob\.early_log_until: must be ≥ 0"):
         _job(early_log_until=-1)
-
-
-def test_the_trainer_cadence_reaches_every_logged_step():
-    for args in ((1500, 150, 10, 300), (60, 20, 5, 20), (25, 10, 4, 9), (1500, 150, 10, 0),
-                 (7, 10, 1, 0), (24, 8, 6, 12)):
-        logged = log_steps(*args)
-        every = log_cadence(logged, args[0])
-        reached = {t for t in range(args[0] + 1) if t % every == 0} | {args[0]}
-        assert set(logged) <= reached, args
-    assert log_cadence(log_steps(1500, 150, 10, 300), 1500) == 10
-    assert log_cadence(log_steps(1500, 150, 10, 0), 1500) == 150  # the old cadence
 
 
 def test_early_logging_leaves_training_bit_identical_and_logs_both_losses_at_its_steps(pair):

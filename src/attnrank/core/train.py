@@ -66,6 +66,18 @@ class TrainConfig:
         return 0.5 * (1.0 + math.cos(math.pi * progress))
 
 
+def log_cadence(logged: tuple[int, ...], steps: int) -> int:
+    """The ``TrainConfig.log_every`` that reaches every step of ``logged`` in a run of ``steps``
+    steps (the trainer logs every multiple of log_every and the last step, so the last needs no
+    cadence):
+
+        log_every = gcd{t ∈ logged : t ≠ steps}   (gcd(0, a) = a),   or ``steps`` when that gcd
+        is 0 (no logged step but 0 and the last).
+
+    The caller drops the rows of cadence steps it does not log."""
+    return math.gcd(*(t for t in logged if t != steps)) or steps
+
+
 @dataclass(frozen=True)
 class Stream:
     """A training stream: ``stream(step)`` → the batch of that step, drawn from ``generators``

@@ -35,12 +35,10 @@ import os
 import re
 import sysconfig
 from collections.abc import Callable, Iterable
+from dataclasses import dataclass
 from functools import cache
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
-
-if TYPE_CHECKING:
-    from attnrank.language.jobs import CorpusSource
+from typing import Any
 
 PROSE = "prose"
 CODE = "code"
@@ -53,6 +51,17 @@ FILE = "file"  # a corpus's source: a user text file
 SOURCES = (BUILTIN, FILE)
 # directory names whose files the code corpus skips (test suites, installed third-party packages)
 SKIP_DIRS = frozenset({"test", "tests", "idle_test", "site-packages", "__pycache__"})
+
+
+@dataclass(frozen=True)
+class CorpusSource:
+    """Where corpus ``name`` comes from: ``source`` ``BUILTIN`` (``ref`` is the builtin's name) or
+    ``FILE`` (``ref`` is the path, relative to the repository root). A job carries it
+    (``attnrank.language.jobs``) and ``load_source`` turns it into the corpus's bytes."""
+
+    name: str
+    source: str
+    ref: str
 
 # templated corpus: sentences of these templates; an upper-case token is a slot filled from _WORDS
 _TEMPLATES: tuple[tuple[str, ...], ...] = (

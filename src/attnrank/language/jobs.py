@@ -21,20 +21,10 @@ from typing import Any, ClassVar
 
 from attnrank.core.job import Job, part
 from attnrank.language.complexity import MEASURES
-from attnrank.language.corpora import FILE, check_corpora, corpus_source
+from attnrank.language.corpora import FILE, CorpusSource, check_corpora, corpus_source
 
 CORPORA = "corpora"  # language_jobs' key of the corpora-table job
 HEADLINES = MEASURES  # the complexity measures a headline may name
-
-
-@dataclass(frozen=True)
-class CorpusSource:
-    """Where corpus ``name`` comes from: ``source`` ``corpora.BUILTIN`` (``ref`` is the builtin's
-    name) or ``corpora.FILE`` (``ref`` is the path, relative to the repository root)."""
-
-    name: str
-    source: str
-    ref: str
 
 
 def _sources(value: Any, where: str) -> tuple[CorpusSource, ...]:

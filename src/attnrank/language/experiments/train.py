@@ -6,7 +6,7 @@ One job = one corpus; its seeds (``seed_indices``) are the M models of ONE vecto
     seed_offset, seeds, d_model, n_layers, n_heads, context, batch, steps, lr, warmup, log_every,
     early_log_every, early_log_until, mixer_inputs, taus
 
-Data: the corpus (``tasks.corpora.load_corpus``) split into train / validation
+Data: the corpus (``attnrank.language.corpora.load_source``) split into train / validation
 (``split_corpus``). Seed k's batches are its own seeded stream of windows of the train split:
 step t draws ``batch`` window starts uniformly from the train split (numpy rng
 ("language", corpus, k, "batches")); a window of context + 1 bytes gives inputs x_1..x_T and
@@ -29,7 +29,8 @@ Outputs: the ranks table (tidy; see ``RANK_COLUMNS``), the loss table, and the f
 Logging draws nothing: the batches are drawn up front (``batch_starts``), the validation windows
 are fixed and the model has no dropout, so the parameters at every step are the same bytes
 whatever the logged steps (``tests/test_language_model.py``). The trainer runs at the greatest
-common divisor of the logged steps (``log_cadence``) and rows of steps not logged are dropped.
+common divisor of the logged steps (``attnrank.core.train.log_cadence``) and rows of steps not
+logged are dropped.
 """
 
 from __future__ import annotations
@@ -46,7 +47,7 @@ import torch
 from attnrank.core.control import Control, phase_of
 from attnrank.core.rank import energy_effective_rank, entropy_effective_rank, numerical_rank, stable_rank
 from attnrank.core.seeding import numpy_rng, seed_indices, torch_generator
-from attnrank.core.train import TrainConfig, train
+from attnrank.core.train import TrainConfig, log_cadence, train
 from attnrank.language.corpora import load_source, split_corpus
 from attnrank.language.jobs import LanguageTrainJob
 from attnrank.language.models import ByteTransformers, bits_per_byte
@@ -95,12 +96,6 @@ def batch_starts(job: LanguageTrainJob, seed: int, n_train: int) -> np.ndarray:
                          f"window of context + 1 = {job.context + 1} bytes")
     rng = numpy_rng("language", job.corpus, seed, "batches")
     return rng.integers(0, high, size=(job.steps, job.batch), dtype=np.int64)
-
-
-def log_cadence(logged: tuple[int, ...], steps: int) -> int:
-    """The trainer's ``log_every`` that reaches every logged step: the greatest common divisor of
-    the logged steps before the last (the last is always reached); ``steps`` when there are none."""
-    return math.gcd(*(t for t in logged if t != steps)) or steps
 
 
 def rank_rows(matrices: np.ndarray, taus: tuple[float, ...]) -> dict[str, np.ndarray]:
