@@ -6,7 +6,7 @@ import numpy as np
 import pytest
 import torch
 
-from attnrank.entropic.experiments.attention import chunked_errors, chunked_mse
+from attnrank.entropic.experiments.common import chunked_errors, chunked_mse
 from attnrank.entropic.models.attention import AttentionStudents, _linear_stats_sse
 
 N, D, E = 10, 4, 3

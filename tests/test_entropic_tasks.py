@@ -55,6 +55,53 @@ def test_attention_teacher_has_exact_rank_norm_and_unit_signal(kind, beta, r_sta
         assert np.allclose(t.mixer(x[:3]).sum(-1), 1.0)
 
 
+
+def _reference_clean(k, v, c, kind, x):
+    """The teacher's clean target written plainly on the whole stack (the pre-chunking formula):
+    c · M(X) X V*, M(X) = X K* Xᵀ or its row softmax (max-shifted), float64."""
+    logits = x @ k @ np.swapaxes(x, -1, -2)
+    if kind == "softmax":
+        z = np.exp(logits - logits.max(axis=-1, keepdims=True))
+        logits = z / z.sum(axis=-1, keepdims=True)
+    return c * (logits @ x @ v)
+
+
+@pytest.mark.parametrize("kind,values", [("linear", "orthonormal"), ("softmax", "orthonormal"),
+                                         ("softmax", "gaussian")])
+def test_chunked_teacher_simulation_equals_the_plain_float64_formula(kind, values):
+    """Calibration, mixer, clean and noisy targets of the chunked in-place simulation equal the
+    direct formula (same draws, same order: K*, V*; calibration inputs; X, then the noise) to
+    1e-12, with a stream length that is not a multiple of the chunk."""
+    n, d, e, r_star, beta, noise, n_cal, n_seq = 12, 6, 4, 2, 2.0, 0.1, 70, 45
+    t = attention_teacher(np.random.default_rng(1), np.random.default_rng(2), kind, n, d, e,
+                          r_star, beta, noise, n_cal, "flat", 0.7, values)
+    # calibration: c = 1 / √(mean of (M(X) X V*)²) on the calibration stream
+    x_cal = np.random.default_rng(2).standard_normal((n_cal, n, d))
+    power = np.mean(_reference_clean(t.k_star, t.v_star, 1.0, kind, x_cal) ** 2)
+    assert t.c == pytest.approx(1.0 / np.sqrt(power), rel=1e-12, abs=0)
+    # data: X first, then the noise E, noisy = clean + σ E
+    rng = np.random.default_rng(3)
+    x_ref = rng.standard_normal((n_seq, n, d))
+    e_ref = rng.standard_normal((n_seq, n, e))
+    clean_ref = _reference_clean(t.k_star, t.v_star, t.c, kind, x_ref)
+    noisy_ref = clean_ref + np.sqrt(noise) * e_ref
+    for chunk in (1, 7, 32, 64):
+        np.testing.assert_allclose(t.clean(x_ref, chunk), clean_ref, rtol=1e-12, atol=1e-12)
+    x, clean, noisy = t.sample(np.random.default_rng(3), n_seq, n)
+    np.testing.assert_array_equal(x, x_ref)
+    np.testing.assert_allclose(clean, clean_ref, rtol=1e-12, atol=1e-12)
+    np.testing.assert_allclose(noisy, noisy_ref, rtol=1e-12, atol=1e-12)
+    xb, yb = np.full((n_seq, n, d), np.nan), np.full((n_seq, n, e), np.nan)  # reused buffers
+    t.sample_into(np.random.default_rng(3), xb, yb)
+    np.testing.assert_array_equal(xb, x_ref)
+    np.testing.assert_allclose(yb, noisy_ref, rtol=1e-12, atol=1e-12)
+    np.testing.assert_allclose(t.clean(x_ref[0]), clean_ref[0], rtol=1e-12, atol=1e-12)
+    logits = x_ref @ t.k_star @ np.swapaxes(x_ref, -1, -2)  # the mixer, plainly
+    if kind == "softmax":
+        z = np.exp(logits - logits.max(axis=-1, keepdims=True))
+        logits = z / z.sum(axis=-1, keepdims=True)
+    np.testing.assert_allclose(t.mixer(x_ref), logits, rtol=1e-12, atol=1e-12)
+
 def test_bad_teachers_are_refused():
     rng = np.random.default_rng(0)
     with pytest.raises(ValueError, match="exceeds N"):

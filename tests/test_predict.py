@@ -5,8 +5,12 @@ import numpy as np
 import pytest
 
 from attnrank.core.rank import energy_effective_rank, numerical_rank
+from attnrank.entropic.jobs import E1, E2, E2_DEBIASED
 from attnrank.entropic.predict import (
+    add_stats,
+    chunk_stats,
     e1_kernel,
+    e1_normal_matrix,
     e1_stats,
     e2_debiased_spectrum,
     e2_debiased_stats,
@@ -16,7 +20,10 @@ from attnrank.entropic.predict import (
     estimates,
     gram,
     mixer_estimates,
+    moment_position,
     prefix_stats,
+    spd_inverse,
+    third_moment,
     vech_index,
 )
 from attnrank.entropic.tasks.teachers import attention_teacher
@@ -52,8 +59,8 @@ def test_e1_statistics_match_the_explicit_design_matrix():
     b = gram(x) @ v
     # design row (s, n, j), column (a, b): X[s, n, a] · B[s, b, j]
     design = np.einsum("sna,sbj->snjab", x, b).reshape(-1, D * D)
-    f, rhs = e1_stats(x, y, v)
-    assert np.allclose(f, design.T @ design)
+    compact, rhs = e1_stats(x, y, v)
+    assert np.allclose(e1_normal_matrix(compact, D), design.T @ design)
     assert np.allclose(rhs.reshape(-1), design.T @ y.reshape(-1))
 
 
@@ -125,3 +132,44 @@ def test_linear_mixer_has_rank_r_star_on_every_input():
 def test_estimates_accept_stacks():
     out = estimates(np.array([[1.0, 1.0, 0.0], [1.0, 0.0, 0.0]]))
     assert list(out["numerical_rank_tau0.05"]) == [2, 1]
+
+
+def test_third_moment_holds_every_entry_of_the_symmetric_tensor():
+    gv = np.random.default_rng(8).standard_normal((9, 5))
+    full = np.einsum("si,sj,sk->ijk", gv, gv, gv)
+    flat = third_moment(gv)
+    assert flat.shape == (5 * 6 * 7 // 6,)
+    i, j, k = np.meshgrid(*(np.arange(5),) * 3, indexing="ij")
+    for a, b, c in ((i, j, k), (k, i, j), (j, k, i), (j, i, k)):  # any order of the indices
+        assert np.allclose(flat[moment_position(a, b, c, 5)], full)
+    assert sorted(moment_position(i, j, k, 5)[(i <= j) & (j <= k)]) == list(range(len(flat)))
+
+
+def test_spd_inverse_equals_the_inverse():
+    x = np.random.default_rng(9).standard_normal((7, N, D))
+    g = gram(x)
+    assert np.allclose(spd_inverse(g), np.linalg.inv(g), rtol=1e-10, atol=1e-12)
+    g[0] = 0.0  # not positive definite: falls back to LU (which refuses a singular matrix)
+    with pytest.raises(np.linalg.LinAlgError):
+        spd_inverse(g)
+
+
+def test_chunk_stats_equal_each_estimators_statistics_and_add_up_over_prefixes():
+    rng = np.random.default_rng(10)
+    x, y, v = rng.standard_normal((30, N, D)), rng.standard_normal((30, N, E)), rng.standard_normal((D, E))
+    st = chunk_stats(x, y, v, with_e2=True)
+    assert set(st) == {E1, E2, E2_DEBIASED}
+    assert set(chunk_stats(x, y, v, with_e2=False)) == {E1, E2_DEBIASED}
+    for got, want in zip(st[E1], e1_stats(x, y, v), strict=True):
+        assert np.allclose(got, want)
+    for got, want in zip(st[E2], e2_stats(x, y), strict=True):
+        assert np.allclose(got, want)
+    for key, want in e2_debiased_stats(x, y).items():
+        assert np.allclose(st[E2_DEBIASED][key], want)
+    out = prefix_stats(lambda a, b: chunk_stats(a, b, v, True), (x, y), [11, 30], chunk=4)
+    direct = chunk_stats(x[:11], y[:11], v, True)
+    for got, want in zip(out[11][E2], direct[E2], strict=True):
+        assert np.allclose(got, want)
+    assert out[30][E2_DEBIASED]["rss"] == pytest.approx(st[E2_DEBIASED]["rss"])
+    assert out[30][E2_DEBIASED]["e"] == E
+    assert add_stats(None, st) is st

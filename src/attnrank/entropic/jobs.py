@@ -225,7 +225,11 @@ def headline_teachers(ent: dict[str, Any]) -> dict[str, Teacher]:
     return {teacher_name(t): t for t in teachers}
 
 
-def _task(ent: dict[str, Any], experiment: str, instance: str) -> dict[str, Any]:
+def task_params(ent: dict[str, Any], experiment: str, instance: str) -> dict[str, Any]:
+    """The fields every Paper A job shares (``_Task``), as keyword arguments of a job: experiment,
+    instance, seed_offset, the rank τs (a tuple), and N, d, e, σ², the teacher spectrum and its
+    decay, the calibration sequences and V*'s shape, read from ``ent`` (the ``entropic`` config
+    block with ``seed_offset`` merged in, or a grid's block built like it)."""
     keys = ("n_tokens", "d", "e", "noise_var", "spectrum", "decay", "calibration_sequences",
             "teacher_values")
     return dict(experiment=experiment, instance=instance, seed_offset=ent["seed_offset"],
@@ -241,7 +245,7 @@ def _trained(ent: dict[str, Any], scale: str, experiment: str, instance: str,
     adam = optimizer == ADAM
     # plain GD: constant step size, no warm-up
     warmup, schedule = (opt["warmup"], opt["schedule"]) if adam else (0, "constant")
-    return dict(_task(ent, experiment, instance), eval_sequences=ent["eval_sequences"],
+    return dict(task_params(ent, experiment, instance), eval_sequences=ent["eval_sequences"],
                 lr=opt["lr"], init_std=opt["init_std"], seeds=g["seeds"], warmup=warmup,
                 schedule=schedule, n_train=s["n_train"], log_every=s["log_every"],
                 steps=s["steps"] if adam else s["gd_steps"])
@@ -270,7 +274,7 @@ def entropic_jobs(config: dict[str, Any], scale: str) -> dict[tuple[str, str], J
     for name, teacher in entropic_teachers(ent, scale, "predict").items():
         s = g["predict"]
         jobs[("predict", name)] = PredictJob(
-            **_task(ent, "predict", name), teacher=teacher, r_star=tuple(s["r_star"]),
+            **task_params(ent, "predict", name), teacher=teacher, r_star=tuple(s["r_star"]),
             S=tuple(s["S"]), seeds=s["seeds"], mixer_inputs=s["mixer_inputs"], chunk=256)
     # the other teacher values, only for the claims that report both (module docstring)
     other = other_values(ent["teacher_values"])
@@ -284,6 +288,6 @@ def entropic_jobs(config: dict[str, Any], scale: str) -> dict[tuple[str, str], J
             r_star=tuple(s["r_star"]), ranks=tuple(s["ranks"]), chunk=ent["attention_chunk"])
     s, inst = g["predict"], f"{teacher_name(LINEAR_TEACHER)}_{other}"
     jobs[("predict", inst)] = PredictJob(
-        **_task(alt, "predict", inst), teacher=LINEAR_TEACHER, r_star=tuple(s["r_star"]),
+        **task_params(alt, "predict", inst), teacher=LINEAR_TEACHER, r_star=tuple(s["r_star"]),
         S=tuple(s["S"]), seeds=s["seeds"], mixer_inputs=s["mixer_inputs"], chunk=256)
     return jobs

@@ -18,8 +18,8 @@ from attnrank.entropic.jobs import (
     SOFTMAX,
     PredictJob,
     Teacher,
-    _task,
     entropic_teachers,
+    task_params,
     teacher_name,
 )
 
@@ -91,7 +91,7 @@ def d32_jobs(config: dict[str, Any], scale: str) -> dict[tuple[str, str], Predic
         inst = f"{teacher_name(teacher)}_{D32}" + (f"_{spec}" if variant else "")
         full = not variant and (teacher.kind == LINEAR or teacher.beta == head)
         jobs[("predict", inst)] = PredictJob(
-            **_task(task | {"spectrum": spec}, "predict", inst), teacher=teacher,
+            **task_params(task | {"spectrum": spec}, "predict", inst), teacher=teacher,
             r_star=tuple(s["r_star"]), S=tuple(s["S"] if full else s["other_S"]),
             seeds=s["seeds"], mixer_inputs=s["mixer_inputs"], chunk=256)
     return jobs

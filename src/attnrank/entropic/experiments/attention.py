@@ -22,6 +22,8 @@ from attnrank.core.control import Control, phase_of
 from attnrank.core.seeding import numpy_rng, seed_indices, torch_generator
 from attnrank.core.train import train
 from attnrank.entropic.experiments.common import (
+    chunked_errors,
+    chunked_mse,
     config_columns,
     instances,
     model_labels,
@@ -44,45 +46,6 @@ def make_teacher(job: AttentionJob, r_star: int, seed: int) -> AttentionTeacher:
                              job.teacher.kind, job.n_tokens, job.d, job.e, r_star, job.teacher.beta,
                              job.noise_var, job.calibration_sequences, job.spectrum, job.decay,
                              job.teacher_values)
-
-
-def mse_per_model(pred: torch.Tensor, target: torch.Tensor) -> torch.Tensor:
-    """pred (I, R, S, N, e), target (I, S, N, e) → (I·R,)."""
-    return ((pred - target[:, None]) ** 2).mean(dim=(2, 3, 4)).reshape(-1)
-
-
-def chunked_mse(model: torch.nn.Module, x: torch.Tensor, y: torch.Tensor, chunk: int) -> torch.Tensor:
-    """Full-batch MSE per model (I·R,). Attention students go through ``AttentionStudents.sse``
-    (chunks of ``chunk`` sequences, 0 = cache-sized, with the gradient computed per chunk); any
-    other model (I, R, S, N, e) through its forward, over chunks of ``chunk`` sequences."""
-    n = x.shape[1]
-    count = n * y.shape[2] * y.shape[3]
-    if isinstance(model, AttentionStudents):
-        return (model.sse(x, [y], chunk)[0] / count).reshape(-1)
-    if chunk <= 0 or chunk >= n:
-        return mse_per_model(model(x), y)
-    total = sum(((model(x[:, i:i + chunk]) - y[:, None, i:i + chunk]) ** 2).sum(dim=(2, 3, 4))
-                for i in range(0, n, chunk))
-    return (total / count).reshape(-1)
-
-
-def chunked_errors(model: torch.nn.Module, x: torch.Tensor, clean: torch.Tensor, noisy: torch.Tensor,
-                   chunk: int = 64) -> tuple[torch.Tensor, torch.Tensor]:
-    """(excess, test MSE) per model over a held-out set, in chunks of sequences (attention
-    students: through ``AttentionStudents.sse``, not differentiable)."""
-    n = x.shape[1]
-    if isinstance(model, AttentionStudents):
-        count = n * clean.shape[2] * clean.shape[3]
-        with torch.no_grad():
-            exc, mse = model.sse(x, [clean, noisy], 0)
-        return (exc / count).reshape(-1), (mse / count).reshape(-1)
-    exc, mse = 0.0, 0.0
-    for i in range(0, n, chunk):
-        pred = model(x[:, i:i + chunk])
-        w = pred.shape[2] / n
-        exc = exc + w * mse_per_model(pred, clean[:, i:i + chunk])
-        mse = mse + w * mse_per_model(pred, noisy[:, i:i + chunk])
-    return exc, mse
 
 
 def run_job(job: AttentionJob, device: torch.device, checkpoint: Control | None = None

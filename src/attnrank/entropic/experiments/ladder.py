@@ -27,9 +27,15 @@ import torch
 from attnrank.core.control import Control, phase_of
 from attnrank.core.seeding import seed_indices, torch_generator
 from attnrank.core.train import train
-from attnrank.entropic.experiments.attention import chunked_errors, chunked_mse
-from attnrank.entropic.experiments.common import config_columns, to_tensor, train_config
-from attnrank.entropic.experiments.surrogate import make_teacher, sample_sets
+from attnrank.entropic.experiments.common import (
+    chunked_errors,
+    chunked_mse,
+    config_columns,
+    make_operator_teacher,
+    sample_sets,
+    to_tensor,
+    train_config,
+)
 from attnrank.entropic.jobs import (
     B0,
     B1,
@@ -77,7 +83,7 @@ def run_job(job: LadderJob, device: torch.device, checkpoint: Control | None = N
     rung, r_star = job.instance, job.r_star
     seeds = seed_indices(job.seeds, job.seed_offset)
     insts = [(r_star, s) for s in seeds]
-    teachers = [make_teacher(job, r_star, s) for s in seeds]
+    teachers = [make_operator_teacher(job, r_star, s) for s in seeds]
     sets = sample_sets(job.experiment, insts, teachers,
                        {"train": job.n_train, "test": job.eval_sequences})
     model = build_rung(rung, job, seeds).to(device)

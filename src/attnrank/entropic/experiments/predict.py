@@ -24,12 +24,10 @@ from attnrank.core.seeding import numpy_rng, seed_indices
 from attnrank.entropic.experiments.common import config_columns, seed_instance
 from attnrank.entropic.jobs import E1, E2, E2_DEBIASED, MIXER, PredictJob
 from attnrank.entropic.predict import (
+    chunk_stats,
     e1_solve,
-    e1_stats,
     e2_debiased_spectrum,
-    e2_debiased_stats,
     e2_runs,
-    e2_stats,
     e2_unfolding,
     estimates,
     mixer_estimates,
@@ -58,22 +56,22 @@ def run_job(job: PredictJob) -> tuple[pd.DataFrame, dict[str, np.ndarray]]:
     kind, beta = job.teacher.kind, float(job.teacher.beta)
     with_e2 = e2_runs(d)  # E2's regression is too large beyond E2_MAX_FEATURES (d = 32: skipped)
     rows, spectra = [], {}
+    # one stream of S_max sequences per instance, drawn into the same buffers every time
+    x, y = np.empty((sizes[-1], n, d)), np.empty((sizes[-1], n, job.e))
     for r_star in job.r_star:
         for seed in seed_indices(job.seeds, job.seed_offset):
             tag = f"{seed_instance(job)}-rstar{r_star}"
             t = job_teacher(job, r_star, seed)
-            x, _, y = t.sample(numpy_rng(exp, tag, seed, "data"), sizes[-1], n)
-            per_s = {
-                E1: prefix_stats(partial(e1_stats, v=t.v_star), (x, y), sizes, chunk),
-                E2_DEBIASED: prefix_stats(e2_debiased_stats, (x, y), sizes, chunk),
-            }
-            if with_e2:
-                per_s[E2] = prefix_stats(e2_stats, (x, y), sizes, chunk)
+            t.sample_into(numpy_rng(exp, tag, seed, "data"), x, y)
+            # every estimator's statistics in one pass over the stream, at every prefix S
+            per_s = prefix_stats(partial(chunk_stats, v=t.v_star, with_e2=with_e2), (x, y), sizes,
+                                 chunk)
             for s_ in sizes:
-                spec = {E1: np.linalg.svd(e1_solve(*per_s[E1][s_]), compute_uv=False)}
+                st = per_s[s_]
+                spec = {E1: np.linalg.svd(e1_solve(*st[E1]), compute_uv=False)}
                 if with_e2:
-                    spec[E2] = np.linalg.svd(e2_unfolding(*per_s[E2][s_], d), compute_uv=False)
-                spec[E2_DEBIASED] = e2_debiased_spectrum(per_s[E2_DEBIASED][s_])
+                    spec[E2] = np.linalg.svd(e2_unfolding(*st[E2], d), compute_uv=False)
+                spec[E2_DEBIASED] = e2_debiased_spectrum(st[E2_DEBIASED])
                 for name, sv in spec.items():
                     spectra[f"{name}/rstar{r_star}/seed{seed}/S{s_}"] = sv
                     rows.append({"estimator": name, "r_star": r_star, "seed": seed, "S": s_,

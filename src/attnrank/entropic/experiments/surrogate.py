@@ -24,38 +24,22 @@ import pandas as pd
 import torch
 
 from attnrank.core.control import Control, phase_of
-from attnrank.core.seeding import numpy_rng, seed_indices, torch_generator
+from attnrank.core.seeding import seed_indices, torch_generator
 from attnrank.core.train import train
 from attnrank.entropic.experiments.common import (
     config_columns,
     instances,
+    make_operator_teacher,
     model_labels,
     rank_metrics,
+    sample_sets,
     train_config,
 )
-from attnrank.entropic.jobs import GD, LadderJob, SurrogateJob
+from attnrank.entropic.jobs import GD, SurrogateJob
 from attnrank.entropic.models.surrogate import SurrogateStudents, quad_stats
-from attnrank.entropic.tasks.operators import OperatorTeacher, eckart_young_bound, operator_teacher
+from attnrank.entropic.tasks.operators import eckart_young_bound
 
 log = logging.getLogger("attnrank.entropic")
-
-
-def make_teacher(job: SurrogateJob | LadderJob, r_star: int, seed: int) -> OperatorTeacher:
-    """The fixed-operator teacher of instance (r*, seed index) of an A1 or A2 job."""
-    return operator_teacher(numpy_rng(job.experiment, f"rstar{r_star}", seed, "teacher"),
-                            job.n_tokens, job.d, job.e, r_star, job.noise_var, job.spectrum,
-                            job.decay, job.teacher_values)
-
-
-def sample_sets(experiment: str, insts: list[tuple[int, int]], teachers: list[OperatorTeacher],
-                sizes: dict[str, int]) -> dict[str, tuple[np.ndarray, np.ndarray, np.ndarray]]:
-    """For each role in ``sizes``: stacked (X, clean, noisy), each (I, S, N, ·), float64."""
-    out = {}
-    for role, n_seq in sizes.items():
-        parts = [t.sample(numpy_rng(experiment, f"rstar{r_star}", seed, role), n_seq)
-                 for (r_star, seed), t in zip(insts, teachers, strict=True)]
-        out[role] = tuple(np.stack([q[j] for q in parts]) for j in range(3))
-    return out
 
 
 def run_job(job: SurrogateJob, device: torch.device, checkpoint: Control | None = None
@@ -65,7 +49,7 @@ def run_job(job: SurrogateJob, device: torch.device, checkpoint: Control | None 
     insts = instances(job.r_star, seed_indices(job.seeds, job.seed_offset))
     ranks = list(job.ranks)
     n, d, e = job.n_tokens, job.d, job.e
-    teachers = [make_teacher(job, r_star, seed) for r_star, seed in insts]
+    teachers = [make_operator_teacher(job, r_star, seed) for r_star, seed in insts]
     sets = sample_sets(exp, insts, teachers, {"train": job.n_train, "test": job.eval_sequences,
                                               "val": job.eval_sequences})
     train_stats = quad_stats(sets["train"][0], sets["train"][2]).to(device)

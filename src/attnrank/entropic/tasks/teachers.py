@@ -8,7 +8,10 @@ config ``entropic.teacher_values``. The constant c makes the clean signal varian
 under either V*; it is estimated once per teacher on a seeded calibration sample of inputs (its own
 role in the seed scheme), so it is deterministic.
 
-float64 numpy throughout; the trainers cast to float32.
+float64 numpy throughout; the trainers cast to float32. The teacher is simulated in chunks of
+``CHUNK`` sequences so that every intermediate (the N×N mixers of a chunk) stays in cache and is
+updated in place; each sequence gets the same matrix products and row reductions as on the whole
+stack at once, so the outputs do not depend on the chunk size.
 """
 
 from __future__ import annotations
@@ -20,11 +23,17 @@ import numpy as np
 from attnrank.entropic.jobs import KINDS, LINEAR, ORTHONORMAL
 from attnrank.entropic.tasks.operators import low_rank_matrix, spectrum, value_map
 
+# Sequences simulated at once: 32 sequences of N = 64 tokens hold 1 MiB of mixers (cache-sized).
+CHUNK = 32
 
-def softmax(z: np.ndarray, axis: int = -1) -> np.ndarray:
-    z = z - z.max(axis=axis, keepdims=True)
-    ez = np.exp(z)
-    return ez / ez.sum(axis=axis, keepdims=True)
+
+def softmax_(z: np.ndarray) -> np.ndarray:
+    """Softmax along the last axis, in place: z ← exp(z − max z) / Σ exp(z − max z), rows of any
+    stack (..., N); returns z."""
+    z -= z.max(axis=-1, keepdims=True)
+    np.exp(z, out=z)
+    z /= z.sum(axis=-1, keepdims=True)
+    return z
 
 
 @dataclass(frozen=True)
@@ -42,25 +51,56 @@ class AttentionTeacher:
         return len(self.s)
 
     def mixer(self, x: np.ndarray) -> np.ndarray:
-        """The realized N×N mixer of inputs (..., N, d): X K* Xᵀ or softmax(X K* Xᵀ) (without c)."""
+        """The realized N×N mixers of inputs x (..., N, d): M(X) = X K* Xᵀ (linear) or
+        softmax(X K* Xᵀ) row-wise (softmax), (..., N, N), without c."""
         logits = x @ self.k_star @ np.swapaxes(x, -1, -2)
-        return logits if self.kind == LINEAR else softmax(logits)
+        return logits if self.kind == LINEAR else softmax_(logits)
 
-    def clean(self, x: np.ndarray, chunk: int = 2048) -> np.ndarray:
-        """c · M(X) X V*, (..., N, d) → (..., N, e), in chunks along the leading axis."""
+    def clean_into(self, x: np.ndarray, out: np.ndarray | None, chunk: int = CHUNK,
+                   noisy: np.ndarray | None = None) -> np.ndarray | None:
+        """c · M(X_s) X_s V* for inputs x (S, N, d), ``chunk`` sequences at a time (module
+        docstring), written into ``out`` (S, N, e) (None: into a chunk-sized scratch, not kept).
+        ``noisy`` (S, N, e), holding standard normal noise E on entry, becomes the clean target
+        + σ E (σ² = noise_var), each chunk while it is in cache. Returns out."""
+        sigma = np.sqrt(self.noise_var)
+        scratch = np.empty((min(chunk, x.shape[0]), x.shape[1], self.v_star.shape[1]))
+        for lo in range(0, x.shape[0], chunk):
+            xc = x[lo:lo + chunk]
+            dst = scratch[:len(xc)] if out is None else out[lo:lo + chunk]
+            part = np.matmul(self.mixer(xc) @ xc, self.v_star, out=dst)
+            part *= self.c
+            if noisy is not None:
+                noise = noisy[lo:lo + chunk]
+                noise *= sigma
+                noise += part
+        return out
+
+    def clean(self, x: np.ndarray, chunk: int = CHUNK) -> np.ndarray:
+        """c · M(X) X V*: inputs (..., N, d) → (..., N, e), float64 (``clean_into``)."""
         if x.ndim == 2:
             return self.clean(x[None], chunk)[0]
-        out = [self.c * (self.mixer(x[i:i + chunk]) @ x[i:i + chunk] @ self.v_star)
-               for i in range(0, x.shape[0], chunk)]
-        return np.concatenate(out, axis=0)
+        lead = x.shape[:-2]
+        flat = x.reshape(-1, *x.shape[-2:])
+        out = np.empty((flat.shape[0], x.shape[-2], self.v_star.shape[1]))
+        self.clean_into(flat, out, chunk)
+        return out.reshape(*lead, *out.shape[1:])
+
+    def sample_into(self, rng: np.random.Generator, x: np.ndarray, noisy: np.ndarray,
+                    clean: np.ndarray | None = None) -> None:
+        """Draw X iid N(0, 1) into x (S, N, d) (first), then E iid N(0, 1) into noisy (S, N, e)
+        (second), and make noisy the noisy target c M(X) X V* + σ E; ``clean`` (S, N, e), if
+        given, receives the clean target. Preallocated buffers: a caller drawing many samples
+        of one size reuses them instead of asking the system for fresh memory each time."""
+        rng.standard_normal(out=x)
+        rng.standard_normal(out=noisy)
+        self.clean_into(x, clean, noisy=noisy)
 
     def sample(self, rng: np.random.Generator, n_seq: int, n_tokens: int
                ) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
-        """(X, clean target, noisy target), each (n_seq, N, ·), float64."""
-        d = self.k_star.shape[0]
-        x = rng.standard_normal((n_seq, n_tokens, d))
-        clean = self.clean(x)
-        noisy = clean + np.sqrt(self.noise_var) * rng.standard_normal(clean.shape)
+        """(X, clean target, noisy target), each (n_seq, N, ·), float64 (``sample_into``)."""
+        d, e = self.v_star.shape
+        x, clean, noisy = (np.empty((n_seq, n_tokens, k)) for k in (d, e, e))
+        self.sample_into(rng, x, noisy, clean)
         return x, clean, noisy
 
 
@@ -82,5 +122,6 @@ def attention_teacher(rng: np.random.Generator, calib_rng: np.random.Generator, 
     v = value_map(rng, d, e, values)
     t = AttentionTeacher(kind, k, v, 1.0, float(beta), s, float(noise_var))
     x = calib_rng.standard_normal((calibration_sequences, n_tokens, d))
-    power = float(np.mean(t.clean(x) ** 2))
+    y = t.clean(x)
+    power = float(np.mean(np.square(y, out=y)))
     return AttentionTeacher(kind, k, v, 1.0 / np.sqrt(power), float(beta), s, float(noise_var))
