@@ -30,9 +30,11 @@ from typing import Any
 import torch
 from torch.profiler import profile
 
-from attnrank.minip.experiments.train import GroupedHeads, JobData, MinIPBatch, build_model, predict
+from attnrank.minip.data import JobData, MinIPBatch
+from attnrank.minip.evaluate import predict
 from attnrank.minip.families import job_groups
 from attnrank.minip.jobs import MinipTrainJob
+from attnrank.minip.program import GroupedHeads, build_model
 from attnrank.pipeline.plan import build_plan
 from attnrank.publish.audit import load_config
 
@@ -86,7 +88,7 @@ def time_job(params: dict[str, Any], steps: int) -> dict[str, Any]:
     n_evals = int(params["steps"]) // int(params["log_every"]) + 1
     return {"ms_per_step": round(ms, 3), "data_ms_per_step": round(data_ms, 3),
             "group_fwd_bwd_ms": groups, "eval_s": round(eval_s, 3), "steps": int(params["steps"]),
-            "path": "vocabulary" if data.vocab_path else "direct",
+            "layout": data.layout or "bits",
             "estimated_cpu_s": round(ms * int(params["steps"]) / 1000 + eval_s * n_evals, 1)}
 
 

@@ -52,8 +52,9 @@ from torch.utils.flop_counter import FlopCounterMode
 from attnrank.core.train import TrainConfig, train
 from attnrank.entropic.models.attention import AttentionStudents
 from attnrank.entropic.models.surrogate import QuadStats, SurrogateStudents, quad_stats
-from attnrank.minip.experiments.train import GroupedHeads, id_batch, uses_vocab_path
+from attnrank.minip.data import batch_layout, id_batch
 from attnrank.minip.models import DenseAttention, KernelAttention
+from attnrank.minip.program import GroupedHeads
 from attnrank.minip.task import token_vocab
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -119,7 +120,7 @@ def _config() -> dict[str, Any]:
 def paper_b(name: str, device: torch.device, steps: int) -> Family:
     """Kernel attention (table at m = 8, the length-sweep job; mlp at m = 16, a rank-vs-m job) and
     dense softmax attention (m = 16): random fixed-weight tokens, N = 3, batch and seeds of the
-    full scale, each batch on the path the real job takes (``uses_vocab_path``). Kernel units are
+    full scale, each batch in the layout the real job takes (``batch_layout``). Kernel units are
     (rank, seed) over the job's rank grid; dense units are seeds. The vectorized side is what
     run_job trains: every group of the job as one program (``GroupedHeads``)."""
     cfg = _config()["minip"]
@@ -128,13 +129,13 @@ def paper_b(name: str, device: torch.device, steps: int) -> Family:
     ranks = [int(r) for r in full["ranks"]]
     m = 8 if name == "table" else 16
     vocab = token_vocab(m, cfg["tokens"]).to(device)
-    with_ids = uses_vocab_path(vocab.shape[0], batch, n_tok)
+    layout = batch_layout(vocab.shape[0], batch, n_tok)
     # the token ids of every seed for every step, made once: (steps, seeds, B, N)
     gens = [torch.Generator().manual_seed(10_000 + s) for s in range(seeds)]
     ids = torch.stack([torch.stack([torch.randint(0, vocab.shape[0], (batch, n_tok), generator=g)
                                     for g in gens]) for _ in range(steps)]).to(device)
-    whole = [id_batch(ids[t], vocab, with_ids) for t in range(steps)]
-    alone = [[id_batch(ids[t, s:s + 1], vocab, with_ids) for t in range(steps)]
+    whole = [id_batch(ids[t], vocab, layout) for t in range(steps)]
+    alone = [[id_batch(ids[t, s:s + 1], vocab, layout) for t in range(steps)]
              for s in range(seeds)]
     tcfg = TrainConfig(steps=steps, lr=float(cfg["lr"]), warmup=float(cfg["warmup"]), log_every=steps)
     hidden = int(cfg["hidden"])
@@ -171,7 +172,7 @@ def paper_b(name: str, device: torch.device, steps: int) -> Family:
     units: list[Any] = list(range(seeds)) if name == "dense" else \
         [(r, s) for r in ranks for s in range(seeds)]
     shapes = {"m": m, "n_tokens": n_tok, "batch": batch, "seeds": seeds, "tokens": cfg["tokens"],
-              "vocab": int(vocab.shape[0]), "path": "vocabulary" if with_ids else "direct"}
+              "vocab": int(vocab.shape[0]), "layout": layout or "bits"}
     if name != "dense":
         shapes |= {"ranks": ranks, "feature": cfg["feature"]}
         shapes |= {"hidden": hidden} if name == "mlp" else {}

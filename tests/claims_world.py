@@ -368,7 +368,7 @@ def beyond(cross: dict[str, dict[int, int]] | None = None) -> pd.DataFrame:
 
 def beyond_growth(table: pd.DataFrame | None = None) -> pd.DataFrame:
     """The growth table of ``table`` (default: the world's), by the pipeline's own function."""
-    from attnrank.minip.beyond_growth import growth_table
+    from attnrank.minip.beyond.growth import growth_table
 
     t6 = CONFIG["claims"]["TT-6"]
     return growth_table(beyond() if table is None else table,

@@ -107,7 +107,7 @@ CASES = [
     Case("odd_construction_m", ("minip.scales.smoke.constructions.exp_ms = [2, 3]: even m",),
          mutate=_set("minip.scales.smoke.constructions.exp_ms", [2, 3])),
     Case("ood_table_features_above_16_bits",
-         ("minip.scales.smoke.ood.scales[].m = [6, 18, 6, 8, 6]", "at most 16"),
+         ("minip.scales.smoke.ood.scales[].m = [6, 18]", "at most 16"),
          mutate=lambda c: (smoke(c)["ood"].update(feature_map="table"),
                            smoke(c)["ood"]["scales"][1].update(m=18))),
     Case("tt6_targets_without_headline", ("claims.TT-6.targets = [0.8, 0.95]", "target_accuracy"),

@@ -83,6 +83,23 @@ def test_cross_key_checks_name_the_key(config, path, value, message):
         build_plans(bad)
 
 
+@pytest.mark.parametrize(("block", "mutate", "message"), [
+    ("ood_memorising", lambda g: (g["ood_memorising"].update(feature_map="table"),
+                                  g["ood_memorising"]["scales"][1].update(m=18)),
+     r"ood_memorising.scales\[\].m = \[6, 18\]: every m at most 16 with "
+     r"ood_memorising.feature_map 'table'"),
+    ("ood_pool_sweep", lambda g: (g["ood"].update(feature_map="table"),
+                                  g["ood_pool_sweep"].update(m=18)),
+     r"ood_pool_sweep.m = 18: every m at most 16 with ood.feature_map 'table'"),
+])
+def test_table_features_are_checked_on_every_pool_block(config, block, mutate, message):
+    """Every OOD pool block with table features has its m checked, named by its own keys."""
+    bad = copy.deepcopy(config)
+    mutate(bad["minip"]["scales"]["smoke"])
+    with pytest.raises(ValueError, match=message):
+        build_plans(bad)
+
+
 @pytest.mark.parametrize("scale", ["smoke", "full"])
 def test_plan_covers_every_registered_name(config, scale):
     plan = build_plan(config, scale)

@@ -14,19 +14,19 @@ import yaml
 from torch.nn import functional as F
 
 from attnrank.core.train import TrainConfig, train
-from attnrank.minip.beyond_families import BeyondGroup, family_groups
-from attnrank.minip.beyond_growth import B2_LINE, growth_table
-from attnrank.minip.beyond_jobs import (
+from attnrank.minip.beyond.families import BeyondGroup, family_groups
+from attnrank.minip.beyond.growth import B2_LINE, growth_table
+from attnrank.minip.beyond.jobs import (
     BEYOND_GROWTH,
     BeyondGrowthJob,
     beyond_config_problems,
     beyond_jobs,
 )
-from attnrank.minip.beyond_models import BeyondKernel
+from attnrank.minip.beyond.models import BeyondKernel
+from attnrank.minip.data import JobData, MinIPBatch, bits_batch, id_batch
 from attnrank.minip.experiments.beyond import BeyondHeads, answered, build_heads, run_job
-from attnrank.minip.experiments.train import JobData, MinIPBatch, bits_batch, id_batch
 from attnrank.minip.jobs import minip_jobs
-from attnrank.minip.models import HeadOptions, KernelAttention, TokenIds
+from attnrank.minip.models import GATHERED, PAIR_TABLES, HeadOptions, KernelAttention, TokenIds
 from attnrank.minip.task import token_ids, token_vocab, witness_family
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -368,13 +368,14 @@ def trained(groups, seeds, batch, feature_map):
     return model
 
 
-@pytest.mark.parametrize("feature_map,layout", [("table", "bits"), ("mlp", "ids")])
+@pytest.mark.parametrize("feature_map,layout", [("table", None), ("mlp", PAIR_TABLES),
+                                                ("mlp", GATHERED), ("table", GATHERED)])
 def test_vectorized_training_equals_each_model_alone(feature_map, layout):
     ids = random_ids()
-    batch = id_batch(ids, VOCAB, with_ids=layout == "ids")
+    batch = id_batch(ids, VOCAB, layout)
 
     def one(k):
-        return id_batch(ids[k:k + 1], VOCAB, with_ids=layout == "ids")
+        return id_batch(ids[k:k + 1], VOCAB, layout)
 
     groups = all_groups()
     together = trained(groups, (1, 2), batch, feature_map)

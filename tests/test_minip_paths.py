@@ -7,16 +7,18 @@ import torch
 from torch.nn import functional as F
 
 from attnrank.core.train import TrainConfig, train
-from attnrank.minip.experiments.train import (
-    GroupedHeads,
-    JobData,
-    _mse,
-    bits_batch,
-    id_batch,
-    uses_vocab_path,
-)
+from attnrank.minip.data import JobData, batch_layout, bits_batch, id_batch
+from attnrank.minip.evaluate import mse
 from attnrank.minip.jobs import MinipTrainJob, WitnessData
-from attnrank.minip.models import DenseAttention, KernelAttention, TokenIds, forward_bits
+from attnrank.minip.models import (
+    GATHERED,
+    PAIR_TABLES,
+    DenseAttention,
+    KernelAttention,
+    TokenIds,
+    forward_bits,
+)
+from attnrank.minip.program import GroupedHeads
 from attnrank.minip.task import minip_targets, token_ids, token_vocab, witness_family
 
 VOCAB = token_vocab(8, "fixed_weight")
@@ -73,10 +75,12 @@ def test_both_paths_equal_the_equations(kind, feature):
     with torch.no_grad():
         ref = reference_forward(model, bits)
         direct = model(bits)
-        vocab_path = model.forward_tokens(TokenIds(ids, VOCAB))
-    assert direct.shape == vocab_path.shape == (3, 40, 3)
+        pair_tables = model.forward_tokens(TokenIds(ids, VOCAB, PAIR_TABLES))
+        gathered = model.forward_tokens(TokenIds(ids, VOCAB, GATHERED))
+    assert direct.shape == pair_tables.shape == gathered.shape == (3, 40, 3)
     assert torch.allclose(direct, ref, atol=1e-5)
-    assert torch.allclose(vocab_path, ref, atol=1e-5)
+    assert torch.allclose(pair_tables, ref, atol=1e-5)
+    assert torch.allclose(gathered, ref, atol=1e-5)
     assert ref.abs().max() > 0.1  # a non-trivial function
 
 
@@ -85,12 +89,14 @@ def test_vocab_path_gradients_equal_direct_path(kind, feature):
     g = torch.Generator().manual_seed(2)
     ids = torch.randint(0, VOCAB.shape[0], (3, 64, 3), generator=g)
     grads = []
-    for batch in (id_batch(ids, VOCAB, with_ids=True), id_batch(ids, VOCAB, with_ids=False)):
+    for layout in (PAIR_TABLES, GATHERED, None):
+        batch = id_batch(ids, VOCAB, layout)
         model = make(kind, feature)
-        _mse(model, batch).sum().backward()
+        mse(model, batch).sum().backward()
         grads.append([p.grad.clone() for p in model.parameters()])
-    for a, b in zip(*grads, strict=True):
-        assert torch.allclose(a, b, atol=1e-5, rtol=1e-4)
+    for other in grads[1:]:
+        for a, b in zip(grads[0], other, strict=True):
+            assert torch.allclose(a, b, atol=1e-5, rtol=1e-4)
 
 
 def test_heads_run_together_as_each_alone():
@@ -122,7 +128,7 @@ def test_heads_run_together_as_each_alone():
 
 def test_id_batches_have_the_bit_batches_targets():
     ids = torch.randint(0, VOCAB.shape[0], (2, 100, 3), generator=torch.Generator().manual_seed(3))
-    a, b = id_batch(ids, VOCAB, with_ids=True), id_batch(ids, VOCAB, with_ids=False)
+    a, b = id_batch(ids, VOCAB, PAIR_TABLES), id_batch(ids, VOCAB, None)
     assert torch.equal(a.targets, b.targets)
     assert torch.equal(b.targets, minip_targets(VOCAB[ids]))
     assert torch.equal(a.tokens.ids, ids) and torch.equal(b.tokens, VOCAB[ids])
@@ -136,24 +142,29 @@ def test_token_ids_round_trip_and_refuse_unknown_tokens():
         token_ids(torch.ones(1, 6), vocab)
 
 
-def test_vocab_path_choice():
-    assert uses_vocab_path(16, 1536, 3)  # the witness suite
-    assert uses_vocab_path(70, 512, 3)  # m = 8 random tokens
-    assert uses_vocab_path(70, 512, 2)  # m = 8, N = 2 (the length sweep)
-    assert not uses_vocab_path(70, 512, 1)
-    assert not uses_vocab_path(924, 512, 3)  # m = 12
-    assert not uses_vocab_path(None, 512, 3)  # m = 24: no enumerated vocabulary
+def test_batch_layout_choice():
+    assert batch_layout(16, 1536, 3) == PAIR_TABLES  # the witness suite
+    assert batch_layout(70, 512, 3) == PAIR_TABLES  # m = 8 random tokens
+    assert batch_layout(70, 512, 2) == PAIR_TABLES  # m = 8, N = 2 (the length sweep)
+    assert batch_layout(70, 512, 1) == GATHERED  # N = 1: 70 tokens against 512
+    assert batch_layout(252, 512, 3) == GATHERED  # m = 10
+    assert batch_layout(924, 512, 3) == GATHERED  # m = 12: 924 tokens against 1536
+    assert batch_layout(3432, 512, 3) is None  # m = 14: bits
+    assert batch_layout(None, 512, 3) is None  # m = 24: no enumerated vocabulary
 
 
-def test_grouped_training_equals_each_group_alone():
-    """Groups share no parameters: training them as one program changes nothing but rounding."""
+@pytest.mark.parametrize("layout", [PAIR_TABLES, GATHERED, None])
+def test_grouped_training_equals_each_group_alone(layout):
+    """Groups share no parameters: training them as one program changes nothing but rounding
+    (every batch layout)."""
     g = torch.Generator().manual_seed(4)
     stream = [torch.randint(0, VOCAB.shape[0], (2, 64, 3), generator=g) for _ in range(30)]
     cfg = TrainConfig(steps=30, lr=1e-2, warmup=0.1, log_every=10)
 
     def fit(heads):
         model = GroupedHeads(heads)
-        train(model, lambda step: id_batch(stream[step], VOCAB, True), lambda m, b: m.loss(b), cfg)
+        train(model, lambda step: id_batch(stream[step], VOCAB, layout), lambda m, b: m.loss(b),
+              cfg)
         return model
 
     factories = {"kernel-r2": lambda: make("table", "exp", (0, 1), rank=2),
@@ -174,10 +185,10 @@ def test_job_data_streams_the_same_tokens_on_either_path():
     """The witness job (vocabulary path) trains on exactly the witness family."""
     job = MinipTrainJob(experiment="t", instance="x", seeds=2, seed_offset=0, lr=0.01,
                         warmup=0.05, log_every=10, hidden=8, feature="exp", eval_sequences=16,
-                        batch=0, steps=10, ranks=(1,), dense=True, feature_map="table",
+                        batch=0, steps=10, compile=False, ranks=(1,), dense=True, feature_map="table",
                         data=WitnessData("witness", 3, 2))
     data = JobData(job, torch.device("cpu"))
-    assert data.vocab_path
+    assert data.layout == PAIR_TABLES
     batch = data.batch_fn()(0)
     fam = witness_family(3, 2)
     assert torch.equal(batch.tokens.vocab[batch.tokens.ids], fam.expand(2, *fam.shape))

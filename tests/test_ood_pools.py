@@ -10,7 +10,7 @@ import pytest
 import torch
 import yaml
 
-from attnrank.minip.experiments.train import JobData
+from attnrank.minip.data import JobData
 from attnrank.minip.jobs import OOD, OOD_MEMORISING, OOD_POOL_SWEEP, minip_jobs
 
 ROOT = Path(__file__).resolve().parents[1]

@@ -25,7 +25,7 @@ def _minip(offset: int) -> MinipTrainJob:
     return MinipTrainJob.from_dict({
             "experiment": "t", "instance": "x", "seeds": 2, "seed_offset": offset, "ranks": [1, 2],
             "dense": True, "lr": 1e-2, "warmup": 0.05, "log_every": 10, "hidden": 8,
-            "feature": "exp", "eval_sequences": 128, "batch": 32, "steps": 10,
+            "feature": "exp", "eval_sequences": 128, "batch": 32, "steps": 10, "compile": False,
             "feature_map": "table",
             "data": {"kind": "random", "n_tokens": 3, "m": 6, "tokens": "fixed_weight"}})
 

@@ -5,18 +5,15 @@ import pandas as pd
 import pytest
 import torch
 
-from attnrank.core.train import TrainConfig, resolve_device, train
-from attnrank.minip.experiments.train import (
-    JobData,
-    _mse,
-    bits_batch,
-    build_model,
-    predict,
-    run_job,
-)
+from attnrank.core.train import TrainConfig, log_cadence, resolve_device, train
+from attnrank.language.jobs import log_steps
+from attnrank.minip.data import JobData, bits_batch
+from attnrank.minip.evaluate import mse, predict
+from attnrank.minip.experiments.train import run_job
 from attnrank.minip.families import job_groups
 from attnrank.minip.jobs import MinipTrainJob
 from attnrank.minip.models import DenseAttention, KernelAttention, TokenIds
+from attnrank.minip.program import build_model
 from attnrank.minip.task import sample_sequences, token_vocab
 
 
@@ -29,7 +26,7 @@ def _fit(model_factory, seeds, steps=60):
         bits = sample_sequences(data_gens, 64, 3, 8, "fixed_weight")
         return bits_batch(bits)
 
-    train(model, batch, _mse, TrainConfig(steps=steps, lr=1e-2, warmup=0.1, log_every=20))
+    train(model, batch, mse, TrainConfig(steps=steps, lr=1e-2, warmup=0.1, log_every=20))
     return model
 
 
@@ -87,7 +84,7 @@ def _job(kind="random"):
     return MinipTrainJob.from_dict({
         "experiment": "t", "instance": "x", "seeds": 2, "seed_offset": 0, "ranks": [1, 2],
         "dense": True, "lr": 1e-2, "warmup": 0.05, "log_every": 10, "hidden": 8, "feature": "exp",
-        "eval_sequences": 256, "batch": 0 if kind == "witness" else 64, "steps": 20,
+        "eval_sequences": 256, "batch": 0 if kind == "witness" else 64, "steps": 20, "compile": False,
         "feature_map": "table", "data": data})
 
 
@@ -149,3 +146,21 @@ def _check_metrics_recomputed(job, final, weights):
             assert round(row["test_sequence_accuracy"] * n_seq) == (~wrong[k].any(-1)).sum()
             assert row["test_worst_case_error"] == pytest.approx(err[k].max(), rel=1e-5)
             assert row["test_mse"] == pytest.approx((err[k] ** 2).mean(), rel=1e-5)
+
+
+def test_the_log_cadence_reaches_every_logged_step():
+    """log_cadence(logged, steps): every logged step is a multiple of it or the last step, and it
+    is the largest such cadence (appendix B's schedules of ``log_steps``)."""
+    for args in ((1500, 150, 10, 300), (60, 20, 5, 20), (25, 10, 4, 9), (1500, 150, 10, 0),
+                 (7, 10, 1, 0), (24, 8, 6, 12)):
+        logged = log_steps(*args)
+        every = log_cadence(logged, args[0])
+        reached = {t for t in range(args[0] + 1) if t % every == 0} | {args[0]}
+        assert set(logged) <= reached, args
+        assert not any(all(t % c == 0 for t in logged if t != args[0])
+                       for c in range(every + 1, args[0] + 1)), args  # the greatest such cadence
+    assert log_cadence(log_steps(1500, 150, 10, 300), 1500) == 10
+    assert log_cadence(log_steps(1500, 150, 10, 0), 1500) == 150  # the old cadence
+    assert log_cadence((0, 7), 7) == 7  # only the initialization and the last step
+    assert log_cadence((), 5) == 5
+    assert log_cadence((0, 6, 9, 10), 10) == 3

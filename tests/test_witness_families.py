@@ -269,7 +269,8 @@ def test_failure_rows_count_what_fails():
 def _train_tiny(tmp_path: Path, blocks: int, width: int) -> tuple[Path, Path]:
     params = {"experiment": WITNESS_FAMILIES, "instance": f"K{blocks}w{width}", "seeds": 2,
               "seed_offset": 0, "lr": 0.05, "warmup": 0.05, "log_every": 10, "hidden": 8,
-              "feature": "exp", "eval_sequences": 16, "batch": 0, "steps": 20, "ranks": [1, 3],
+              "feature": "exp", "eval_sequences": 16, "batch": 0, "steps": 20, "compile": False,
+              "ranks": [1, 3],
               "dense": True, "feature_map": "table",
               "data": {"kind": "witness", "blocks": blocks, "width": width}}
     metrics, weights = run_job(MinipTrainJob.from_dict(params), torch.device("cpu"))

@@ -298,7 +298,7 @@ def cmd_minip_restarts(a: argparse.Namespace) -> None:
 
 
 def cmd_minip_beyond(a: argparse.Namespace) -> None:
-    from attnrank.minip.beyond_jobs import MinipBeyondJob
+    from attnrank.minip.beyond.jobs import MinipBeyondJob
     from attnrank.minip.experiments.beyond import step
 
     job = MinipBeyondJob.from_dict(a.params)
@@ -311,8 +311,8 @@ def cmd_minip_beyond(a: argparse.Namespace) -> None:
 
 
 def cmd_minip_beyond_growth(a: argparse.Namespace) -> None:
-    from attnrank.minip.beyond_growth import step
-    from attnrank.minip.beyond_jobs import BeyondGrowthJob
+    from attnrank.minip.beyond.growth import step
+    from attnrank.minip.beyond.jobs import BeyondGrowthJob
 
     table_step(a, "minip_beyond_growth", BeyondGrowthJob.from_dict(a.params), step, a.inputs)
 

@@ -73,6 +73,7 @@ class _MinipTrained(Job):
     eval_sequences: int
     batch: int
     steps: int
+    compile: bool  # the pairwise reductions compiled (minip.pairs; the scale's ``compile`` key)
 
 
 @dataclass(frozen=True)
@@ -264,9 +265,15 @@ def minip_config_problems(minip: dict[str, Any], scale: str) -> list[str]:
         out.append(f"{where}.rank_vs_m.ms = {g['rank_vs_m']['ms']}: every m at most "
                    f"{MAX_TABLE_BITS} with feature_map 'table' (an enumerated vocabulary)")
     ood_ms = [s["m"] for exp in OOD_POOLS for s in g[exp]["scales"]] + [g[OOD_POOL_SWEEP]["m"]]
-    if g["ood"]["feature_map"] == "table" and max(ood_ms) > MAX_TABLE_BITS:
-        out.append(f"{where}.ood.scales[].m = {ood_ms}: every m at most {MAX_TABLE_BITS} with "
-                   "ood.feature_map 'table' (an enumerated vocabulary)")
+    # every pool block with table features (the pool sweep trains with ood's feature map)
+    for exp, ms in [(exp, [s["m"] for s in g[exp]["scales"]]) for exp in OOD_POOLS] + [
+            (OOD_POOL_SWEEP, [g[OOD_POOL_SWEEP]["m"]])]:
+        feature_map = g[OOD if exp == OOD_POOL_SWEEP else exp]["feature_map"]
+        if feature_map == "table" and max(ms) > MAX_TABLE_BITS:
+            source = "ood.feature_map" if exp == OOD_POOL_SWEEP else f"{exp}.feature_map"
+            key = f"{exp}.m" if exp == OOD_POOL_SWEEP else f"{exp}.scales[].m"
+            out.append(f"{where}.{key} = {ms if len(ms) > 1 else ms[0]}: every m at most "
+                       f"{MAX_TABLE_BITS} with {source} 'table' (an enumerated vocabulary)")
     if minip["tokens"] == "fixed_weight":
         for key, value in (("rank_vs_m.ms", g["rank_vs_m"]["ms"]),
                            ("length_sweep.m", g["length_sweep"]["m"]),
@@ -342,7 +349,7 @@ def _train_job(minip: dict[str, Any], scale: str, experiment: str, instance: str
                   ranks=tuple(g["ranks"]), dense=True, lr=minip["lr"], warmup=minip["warmup"],
                   log_every=minip["log_every"], hidden=minip["hidden"], feature=minip["feature"],
                   eval_sequences=minip["eval_sequences"], batch=g["random"]["batch"],
-                  steps=g["random"]["steps"])
+                  steps=g["random"]["steps"], compile=bool(g["compile"]))
     if experiment == "length_sweep":
         data = RandomData("random", int(instance[1:]), g["length_sweep"]["m"], tokens)
         return MinipTrainJob(**common, feature_map=g["length_sweep"]["feature_map"], data=data)
@@ -382,7 +389,8 @@ def _capacity_job(minip: dict[str, Any], scale: str, instance: str) -> MinipCapa
         data=RandomData("random", 3, c["m"], minip["tokens"]), lr=minip["lr"],
         warmup=minip["warmup"], log_every=minip["log_every"], hidden=minip["hidden"],
         feature=minip["feature"], eval_sequences=minip["eval_sequences"],
-        batch=g["random"]["batch"], steps=c["steps"], long_steps=c["long_steps"], beta=c["beta"])
+        batch=g["random"]["batch"], steps=c["steps"], long_steps=c["long_steps"], beta=c["beta"],
+        compile=bool(g["compile"]))
 
 
 def _constructions_job(minip: dict[str, Any], scale: str) -> MinipConstructionsJob:

@@ -22,6 +22,7 @@ from torch import nn
 from torch.nn import functional as F
 
 from attnrank.minip.families import DENSE, KERNEL, Group
+from attnrank.minip.pairs import PairKernels, pair_kernels
 from attnrank.minip.task import bit_codes
 
 FEATURE_MAPS = ("table", "mlp")
@@ -64,16 +65,35 @@ def _mix(scores: torch.Tensor, readout: torch.Tensor, lin: torch.Tensor) -> torc
     return ((pi * readout).sum(-2) + lin).transpose(-1, -2)
 
 
-class TokenIds:
-    """Token ids (M, B, N) into a vocabulary (V, m), with the gather indices of G heads that share
-    them (computed once per G, on first use; see ``forward_tokens``)."""
+PAIR_TABLES = "pairs"  # TokenIds layout: tables on the V² token pairs, gathered per sequence
+GATHERED = "tokens"  # TokenIds layout: per-token quantities on the V tokens, gathered per token
+LAYOUTS = (PAIR_TABLES, GATHERED)
 
-    def __init__(self, ids: torch.Tensor, vocab: torch.Tensor) -> None:
+
+class TokenIds:
+    """Token ids (M, B, N) into a vocabulary (V, m), and the layout the heads compute them in
+    (``forward_tokens``): ``pairs`` (scores and readouts on the V² token pairs) or ``tokens``
+    (features and projections on the V tokens, gathered to the N·B tokens of the batch, the pairs
+    per sequence). Gather indices are computed once, on first use."""
+
+    def __init__(self, ids: torch.Tensor, vocab: torch.Tensor, layout: str = PAIR_TABLES) -> None:
         if ids.ndim != 3 or vocab.ndim != 2:
             raise ValueError(f"expected ids (M, B, N) into a vocabulary (V, m), got "
                              f"{tuple(ids.shape)} and {tuple(vocab.shape)}")
-        self.ids, self.vocab = ids, vocab
+        if layout not in LAYOUTS:
+            raise ValueError(f"layout must be one of {LAYOUTS}, got {layout!r}")
+        self.ids, self.vocab, self.layout = ids, vocab, layout
         self._index: dict[int, tuple[torch.Tensor, torch.Tensor]] = {}
+        self._flat: torch.Tensor | None = None
+
+    def flat(self) -> torch.Tensor:
+        """Row of each token of the batch in a model-stacked (M·V, ·) vocabulary table, in
+        feature-major token order t = i·B + b: (M·N·B,) int64."""
+        if self._flat is None:
+            n_models, n_vocab = self.ids.shape[0], self.vocab.shape[0]
+            offset = torch.arange(n_models, device=self.ids.device)[:, None, None] * n_vocab
+            self._flat = (self.ids.transpose(1, 2) + offset).reshape(-1)
+        return self._flat
 
     def index(self, n_heads: int) -> tuple[torch.Tensor, torch.Tensor]:
         """Flat indices into G heads' stacked tables, per model: tokens (M, G·N·B) into the
@@ -94,7 +114,16 @@ class TokenIds:
 
     def __getitem__(self, key: slice) -> TokenIds:
         """Sequences ``key`` of every model."""
-        return TokenIds(self.ids[:, key], self.vocab)
+        return TokenIds(self.ids[:, key], self.vocab, self.layout)
+
+    def take(self, table: torch.Tensor) -> torch.Tensor:
+        """A per-token quantity on the vocabulary, (M, C, V), at every token of the batch:
+        (M, C, N·B), feature-major with the tokens innermost in memory (one index_select along
+        the columns of the (C, M·V) table: its backward is an index_add, and the pairwise kernels
+        read the batch axis contiguously)."""
+        n_models, c, n_vocab = table.shape
+        cols = table.transpose(0, 1).reshape(c, n_models * n_vocab).index_select(1, self.flat())
+        return cols.view(c, n_models, -1).transpose(0, 1)
 
     @property
     def shape(self) -> torch.Size:
@@ -105,8 +134,10 @@ def forward_tokens(heads: Sequence[MinIPHead], tokens: TokenIds) -> torch.Tensor
     """Predictions of G heads (M models each) on the same token ids: (G·M, B, N), row g·M + k
     for model k of head g (each equal to ``head(vocab[ids])`` to float rounding).
 
-    Each head computes its tables on the V tokens and V² token pairs (``pair_tables``); one
-    gather, softmax and mix then serve every head and sequence.
+    Layout ``pairs``: each head computes its tables on the V tokens and V² token pairs
+    (``pair_tables``); one gather, softmax and mix then serve every head and sequence. Layout
+    ``tokens``: every per-token quantity (projections, feature maps) is computed on the V tokens
+    and gathered to the N·B tokens of the batch, then the pairs as in ``forward_bits``.
     """
     ids, vocab = tokens.ids, tokens.vocab
     n_models, bsz, n = ids.shape
@@ -114,14 +145,35 @@ def forward_tokens(heads: Sequence[MinIPHead], tokens: TokenIds) -> torch.Tensor
         if head.n_models != n_models or head.m != vocab.shape[-1]:
             raise ValueError(f"expected ids (M={head.n_models}, B, N) into a vocabulary (V, "
                              f"m={head.m}), got {tuple(ids.shape)} and {tuple(vocab.shape)}")
+    if tokens.layout == GATHERED:
+        return _forward_direct(heads, _vocab_input(vocab, n_models),
+                               lambda h: h.vocab_rows(vocab), tokens.take, n, bsz)
     pairs, lins = zip(*(head.pair_tables(vocab) for head in heads), strict=True)
     tok, pair = tokens.index(len(heads))
     g = len(heads)
-    scores, readouts = (torch.stack(pairs, 1).reshape(n_models, -1).gather(1, pair)
+    scores, readouts = (_select(torch.stack(pairs, 1), pair)
                         .reshape(n_models, g, 2, n, n, bsz).unbind(2))
-    lin = torch.stack(lins, 1).reshape(n_models, -1).gather(1, tok).reshape(n_models, g, n, bsz)
+    lin = _select(torch.stack(lins, 1), tok).reshape(n_models, g, n, bsz)
     pred = _mix(scores, readouts, lin)  # (M, G, B, N)
     return pred.transpose(0, 1).reshape(g * n_models, bsz, n)
+
+
+def _select(tables: torch.Tensor, index: torch.Tensor) -> torch.Tensor:
+    """Entries ``index`` (M, K) of each model's flattened tables (M, ...): (M, K) (one
+    index_select on the flat tensor: its backward is an index_add, cheaper than a gather's
+    scatter_add)."""
+    n_models = tables.shape[0]
+    flat = tables.reshape(-1)
+    offset = torch.arange(n_models, device=index.device)[:, None] * (flat.numel() // n_models)
+    return flat.index_select(0, (index + offset).reshape(-1)).view(n_models, -1)
+
+
+def shared_pairs(heads: Sequence[MinIPHead]) -> PairKernels:
+    """The pairwise kernels of heads that run as one program (all eager or all compiled)."""
+    kinds = {id(h.pairs) for h in heads}
+    if len(kinds) != 1:
+        raise ValueError("heads run together must all be compiled or all eager")
+    return heads[0].pairs
 
 
 def forward_bits(heads: Sequence[MinIPHead], bits: torch.Tensor) -> torch.Tensor:
@@ -135,19 +187,36 @@ def forward_bits(heads: Sequence[MinIPHead], bits: torch.Tensor) -> torch.Tensor
     """
     for head in heads:
         head.check(bits)
-    n_models, bsz, n, m = bits.shape
-    g = len(heads)
+    _, bsz, n, _ = bits.shape
     x = MinIPHead._feature_major(bits)  # (M, m, N·B)
-    out = _apply(torch.cat([h.w_out for h in heads], 1), torch.cat([h.b_out for h in heads], 1), x)
+    return _forward_direct(heads, x, lambda h: h.bits_rows(bits), lambda t: t, n, bsz)
+
+
+def _forward_direct(heads: Sequence[MinIPHead], x: torch.Tensor,
+                    rows_of: Callable[[MinIPHead], torch.Tensor | None],
+                    take: Callable[[torch.Tensor], torch.Tensor], n: int, bsz: int
+                    ) -> torch.Tensor:
+    """``forward_bits`` on feature-major tokens x (M, m, T): T = N·B (the batch's tokens, ``take``
+    the identity) or T = V (the vocabulary; ``take`` gathers a per-token quantity (M, C, V) to the
+    batch's tokens (M, C, N·B)); ``rows_of(head)``: the table rows of x's tokens (M, T) for table
+    features. The feature maps run on x's tokens and are gathered; the projections and everything
+    after run on the batch's tokens. Returns (G·M, B, N)."""
+    n_models, m, g = x.shape[0], heads[0].m, len(heads)
+    pairs = shared_pairs(heads)
+    # the projections on the batch's tokens: a matmul over m costs less than gathering its output
+    out = _apply(torch.cat([h.w_out for h in heads], 1), torch.cat([h.b_out for h in heads], 1),
+                 take(x))
     v, q, lin = out.view(n_models, g, 2 * m + 1, n, bsz).split([m, m, 1], dim=2)
-    readout = (q[:, :, :, :, None, :] * v[:, :, :, None, :, :]).sum(2)  # (M, G, N, N, B)
+    readout = pairs.inner(q, v)  # (M, G, N, N, B)
     mlps = [h for h in heads if isinstance(h, KernelAttention) and h.feature_map == "mlp"]
     hidden: dict[int, torch.Tensor] = {}
     if mlps:
         w1, b1 = torch.cat([h.w1 for h in mlps], 1), torch.cat([h.b1 for h in mlps], 1)
         layer = F.gelu(_apply(w1, b1, x)).split([h.w1.shape[1] for h in mlps], dim=1)
         hidden = {id(h): t for h, t in zip(mlps, layer, strict=True)}
-    scores = torch.stack([h.log_scores(bits, x, hidden.get(id(h))) for h in heads], 1)
+    scores = torch.stack([
+        h.pair_scores(take(h.token_features(x, rows_of(h), hidden.get(id(h))))
+                      .reshape(n_models, -1, n, bsz)) for h in heads], 1)  # (M, G, N, N, B)
     pred = _mix(scores, readout, lin[:, :, 0])  # (M, G, B, N)
     return pred.transpose(0, 1).reshape(g * n_models, bsz, n)
 
@@ -160,31 +229,60 @@ class MinIPHead(nn.Module):
     One projection (M, 2m+1, m) holds [W_V; W_A; w_c] so that v, the query readout vector and the
     linear term come from a single batched matmul.
 
-    Two equivalent forward paths (equal to float rounding, tested):
+    A head is its per-token features ``token_features`` (M, 2C, T) = [query; key] features of
+    T feature-major tokens, and ``pair_scores``, the log scores of every (query, key) pair of a
+    sequence from them. Three equivalent forward layouts (equal to float rounding, tested):
       forward(bits)               bits (M, B, N, m): every token's features, every pair's score;
-      forward_tokens(tokens)      TokenIds (M, B, N) into vocab (V, m): the features, the scores
-                                  s(u, w) and the readouts ⟨q(u), v(w)⟩ once per call on the V
-                                  tokens / V² pairs, then gathered per sequence. Cheaper whenever
-                                  V² is small against B·N² (the witness suite: V = 16).
+      forward_tokens(tokens)      TokenIds (M, B, N) into vocab (V, m), layout ``pairs``: the
+                                  features, the scores s(u, w) and the readouts ⟨q(u), v(w)⟩ once
+                                  per call on the V tokens / V² pairs, then gathered per sequence
+                                  (cheaper whenever V² is small against B·N²: the witness suite,
+                                  V = 16); layout ``tokens``: the features and projections on the
+                                  V tokens, gathered per token, the pairs per sequence (cheaper
+                                  whenever V is small against B·N).
     """
 
-    def __init__(self, m: int, gens: Sequence[torch.Generator]) -> None:
+    def __init__(self, m: int, gens: Sequence[torch.Generator], compile_pairs: bool = False
+                 ) -> None:
         super().__init__()
         self.m = m
         self.n_models = len(gens)
+        self.pairs = pair_kernels(compile_pairs)  # the pairwise reductions (minip.pairs)
         self.w_out = _weight(2 * m + 1, m, gens)  # rows: W_V (m), W_A (m), w_c (1)
         self.b_out = _zeros(gens, 2 * m + 1)  # b_V, b_A, c_0
 
-    def log_scores(self, bits: torch.Tensor, x: torch.Tensor,
-                   hidden: torch.Tensor | None = None) -> torch.Tensor:
-        """Unnormalized log scores s_ij: (M, N, N, B), from bits (M, B, N, m) and the same tokens
-        feature-major x (M, m, N·B); ``hidden``: the first layer of an ``mlp`` feature map on x
-        when already computed (``forward_bits``)."""
+    def token_features(self, x: torch.Tensor, rows: torch.Tensor | None,
+                       hidden: torch.Tensor | None = None) -> torch.Tensor:
+        """[query features; key features] (M, 2C, T) of feature-major tokens x (M, m, T);
+        ``rows``: their table rows (M, T) (table features, else None); ``hidden``: the first
+        layer of an ``mlp`` feature map on x when already computed (``forward_bits``)."""
+        raise NotImplementedError
+
+    def pair_scores(self, features: torch.Tensor) -> torch.Tensor:
+        """Unnormalized log scores s_ij (M, N, N, B) from the features of a sequence's tokens,
+        (M, 2C, N, B) (``token_features`` with its token axis as (N, B))."""
         raise NotImplementedError
 
     def pair_log_scores(self, vocab: torch.Tensor) -> torch.Tensor:
         """s(u, w) for every ordered pair of vocabulary tokens: (M, V, V)."""
         raise NotImplementedError
+
+    def bits_rows(self, bits: torch.Tensor) -> torch.Tensor | None:
+        """Table rows of bits (M, B, N, m) in feature-major token order (M, N·B); None when the
+        head has no table."""
+        return None
+
+    def vocab_rows(self, vocab: torch.Tensor) -> torch.Tensor | None:
+        """Table rows of the vocabulary (V, m) for every model (M, V); None without a table."""
+        return None
+
+    def log_scores(self, bits: torch.Tensor, x: torch.Tensor,
+                   hidden: torch.Tensor | None = None) -> torch.Tensor:
+        """Unnormalized log scores s_ij: (M, N, N, B), from bits (M, B, N, m) and the same tokens
+        feature-major x (M, m, N·B)."""
+        n_models, bsz, n, _ = bits.shape
+        features = self.token_features(x, self.bits_rows(bits), hidden)
+        return self.pair_scores(features.reshape(n_models, -1, n, bsz))
 
     def log_attention(self, bits: torch.Tensor) -> torch.Tensor:
         """log π: (M, B, N, N)."""
@@ -238,8 +336,9 @@ class KernelAttention(MinIPHead):
     """
 
     def __init__(self, m: int, rank: int, gens: Sequence[torch.Generator], feature_map: str = "table",
-                 vocab: torch.Tensor | None = None, hidden: int = 32, feature: str = "exp") -> None:
-        super().__init__(m, gens)
+                 vocab: torch.Tensor | None = None, hidden: int = 32, feature: str = "exp",
+                 compile_pairs: bool = False) -> None:
+        super().__init__(m, gens, compile_pairs)
         if rank < 1:
             raise ValueError(f"feature rank must be ≥ 1, got {rank}")
         if feature_map not in FEATURE_MAPS:
@@ -291,41 +390,44 @@ class KernelAttention(MinIPHead):
         return flat.index_select(0, (rows + offset).reshape(-1)).reshape(n_models, -1,
                                                                            flat.shape[1]).transpose(1, 2)
 
-    def _preactivations(self, x: torch.Tensor, rows: torch.Tensor | None,
-                        hidden: torch.Tensor | None = None) -> tuple[torch.Tensor, torch.Tensor]:
-        """a_Q, a_K (M, r, T) of feature-major tokens x (M, m, T) (table rows (M, T) for tables;
-        ``hidden`` = GELU(W₁x + b₁) (M, hidden, T) for mlp maps when already computed)."""
+    def token_features(self, x: torch.Tensor, rows: torch.Tensor | None,
+                       hidden: torch.Tensor | None = None) -> torch.Tensor:
+        """[log φ_Q; log φ_K] (M, 2r, T) of feature-major tokens x (M, m, T): the table rows
+        (M, T) for tables; a = W₂ GELU(W₁x + b₁) + b₂ for mlp maps (``hidden`` = GELU(W₁x + b₁)
+        (M, hidden, T) when already computed); log softplus(a) for feature="softplus"."""
         if self.feature_map == "table":
             a = self._table_rows(rows)
         else:
             if hidden is None:
                 hidden = F.gelu(_apply(self.w1, self.b1, x))
             a = _apply(self.w2, self.b2, hidden)
-        a_q, a_k = torch.split(a, self.rank, dim=1)
-        if self.feature == "softplus":
-            a_q, a_k = torch.log(F.softplus(a_q)), torch.log(F.softplus(a_k))
+        return torch.log(F.softplus(a)) if self.feature == "softplus" else a
+
+    def _preactivations(self, x: torch.Tensor, rows: torch.Tensor | None,
+                        hidden: torch.Tensor | None = None) -> tuple[torch.Tensor, torch.Tensor]:
+        """log φ_Q, log φ_K (M, r, T) of feature-major tokens x (M, m, T) (``token_features``)."""
+        a_q, a_k = torch.split(self.token_features(x, rows, hidden), self.rank, dim=1)
         return a_q, a_k
+
+    def pair_scores(self, features: torch.Tensor) -> torch.Tensor:
+        """log α_ij = logsumexp_f (a_Q,f(x_i) + a_K,f(x_j)): (M, 2r, N, B) → (M, N, N, B)."""
+        return self.pairs.logsumexp(features[:, :self.rank], features[:, self.rank:])
 
     def preactivations(self, bits: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor]:
         """log φ_Q, log φ_K: (M, B, N, r) each (the pre-activations a for feature="exp")."""
         n_models, bsz, n, _ = bits.shape
-        rows = self._rows(bits)
-        a_q, a_k = self._preactivations(self._feature_major(bits), rows)
+        a_q, a_k = self._preactivations(self._feature_major(bits), self.bits_rows(bits))
         return tuple(a.reshape(n_models, -1, n, bsz).permute(0, 3, 2, 1) for a in (a_q, a_k))
 
-    def _rows(self, bits: torch.Tensor) -> torch.Tensor | None:
-        """Table rows of bits (M, B, N, m) in feature-major token order (M, N·B); None for mlp."""
+    def bits_rows(self, bits: torch.Tensor) -> torch.Tensor | None:
         if self.feature_map != "table":
             return None
         return self.token_rows(bits).transpose(1, 2).reshape(bits.shape[0], -1)
 
-    def log_scores(self, bits: torch.Tensor, x: torch.Tensor,
-                   hidden: torch.Tensor | None = None) -> torch.Tensor:
-        """log α_ij = logsumexp_f (a_Q,f(x_i) + a_K,f(x_j)): (M, N, N, B)."""
-        n_models, bsz, n, _ = bits.shape
-        a_q, a_k = (a.reshape(n_models, self.rank, n, bsz)
-                    for a in self._preactivations(x, self._rows(bits), hidden))
-        return torch.logsumexp(a_q[:, :, :, None, :] + a_k[:, :, None, :, :], dim=1)
+    def vocab_rows(self, vocab: torch.Tensor) -> torch.Tensor | None:
+        if self.feature_map != "table":
+            return None
+        return self.token_rows(vocab)[None].expand(self.n_models, -1)
 
     def pair_log_scores(self, vocab: torch.Tensor) -> torch.Tensor:
         """log α(u, w) for every pair of vocabulary tokens: (M, V, V).
@@ -335,10 +437,7 @@ class KernelAttention(MinIPHead):
         a pair lies 700 below the pair's maxima.
         """
         x = _vocab_input(vocab, self.n_models)
-        rows = None
-        if self.feature_map == "table":
-            rows = self.token_rows(vocab)[None].expand(self.n_models, -1)
-        a_q, a_k = (a.double() for a in self._preactivations(x, rows))  # (M, r, V)
+        a_q, a_k = (a.double() for a in self._preactivations(x, self.vocab_rows(vocab)))  # (M, r, V)
         mu, nu = a_q.amax(1, keepdim=True).detach(), a_k.amax(1, keepdim=True).detach()
         inner = (a_q - mu).exp().transpose(1, 2) @ (a_k - nu).exp()  # (M, V, V)
         return (inner.log() + mu.transpose(1, 2) + nu).float()
@@ -357,24 +456,25 @@ class DenseAttention(MinIPHead):
     rounding noise in practice, which Adam would amplify into a random walk.
     """
 
-    def __init__(self, m: int, gens: Sequence[torch.Generator]) -> None:
-        super().__init__(m, gens)
+    def __init__(self, m: int, gens: Sequence[torch.Generator], compile_pairs: bool = False
+                 ) -> None:
+        super().__init__(m, gens, compile_pairs)
         self.w_q, self.b_q = _weight(m, m, gens), _zeros(gens, m)
         self.w_k = _weight(m, m, gens)
 
-    def _query_keys(self, x: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor]:
-        """W_Q x + b_Q and W_K x: (M, m, T) each, of feature-major tokens x (M, m, T)."""
-        return _apply(self.w_q, self.b_q, x), torch.bmm(self.w_k, x)
+    def token_features(self, x: torch.Tensor, rows: torch.Tensor | None,
+                       hidden: torch.Tensor | None = None) -> torch.Tensor:
+        """[W_Q x + b_Q; W_K x] (M, 2m, T) of feature-major tokens x (M, m, T) (one matmul;
+        ``rows`` and ``hidden`` are unused)."""
+        b = torch.cat([self.b_q, torch.zeros_like(self.b_q)], 1)
+        return _apply(torch.cat([self.w_q, self.w_k], 1), b, x)
 
-    def log_scores(self, bits: torch.Tensor, x: torch.Tensor,
-                   hidden: torch.Tensor | None = None) -> torch.Tensor:
-        """s_ij = ⟨W_Q x_i + b_Q, W_K x_j⟩: (M, N, N, B) (``hidden`` is unused)."""
-        n_models, bsz, n, m = bits.shape
-        q, k = (t.reshape(n_models, m, n, bsz) for t in self._query_keys(x))
-        return (q[:, :, :, None, :] * k[:, :, None, :, :]).sum(1)
+    def pair_scores(self, features: torch.Tensor) -> torch.Tensor:
+        """s_ij = ⟨W_Q x_i + b_Q, W_K x_j⟩: (M, 2m, N, B) → (M, N, N, B)."""
+        return self.pairs.inner(features[:, :self.m], features[:, self.m:])
 
     def pair_log_scores(self, vocab: torch.Tensor) -> torch.Tensor:
-        q, k = self._query_keys(_vocab_input(vocab, self.n_models))
+        q, k = self.token_features(_vocab_input(vocab, self.n_models), None).split(self.m, 1)
         return q.transpose(1, 2) @ k
 
 
@@ -447,24 +547,26 @@ def dense_construction(m: int, beta: float = 20.0) -> DenseAttention:
 
 @dataclass(frozen=True)
 class HeadOptions:
-    """What a job sets for its kernel heads: the feature map (``table``/``mlp``), the mlp width
-    and the feature (``exp``/``softplus``); the vocabulary (V, m) for table features."""
+    """What a job sets for its heads: the feature map (``table``/``mlp``), the mlp width and the
+    feature (``exp``/``softplus``) of kernel heads; the vocabulary (V, m) for table features;
+    whether the pairwise reductions run compiled (``minip.pairs``)."""
 
     feature_map: str
     hidden: int
     feature: str
     vocab: torch.Tensor | None
+    compile_pairs: bool = False
 
 
 def _kernel_head(group: Group, m: int, gens: Sequence[torch.Generator], o: HeadOptions
                  ) -> MinIPHead:
     return KernelAttention(m, int(group.rank), gens, feature_map=o.feature_map, vocab=o.vocab,
-                           hidden=o.hidden, feature=o.feature)
+                           hidden=o.hidden, feature=o.feature, compile_pairs=o.compile_pairs)
 
 
 def _dense_head(group: Group, m: int, gens: Sequence[torch.Generator], o: HeadOptions
                 ) -> MinIPHead:
-    return DenseAttention(m, gens)
+    return DenseAttention(m, gens, o.compile_pairs)
 
 
 # family (minip.families) → builder: the one place a family's name meets its model class

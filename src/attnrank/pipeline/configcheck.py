@@ -236,7 +236,7 @@ def config_problems(config: Any, schema: dict[str, Any]) -> list[str]:
     cross-key checks and the plans run only on a config the schema accepts."""
     from attnrank.entropic.jobs import entropic_config_problems
     from attnrank.entropic.predict_grid import d32_config_problems
-    from attnrank.minip.beyond_jobs import beyond_config_problems
+    from attnrank.minip.beyond.jobs import beyond_config_problems
     from attnrank.minip.jobs import minip_config_problems
     from attnrank.pipeline.plan import build_plans
 

@@ -18,7 +18,7 @@ from attnrank.entropic.predict_grid import d32_jobs, is_d32
 from attnrank.language.jobs import CORPORA as LANGUAGE_CORPORA
 from attnrank.language.jobs import TRAIN as LANGUAGE_TRAIN
 from attnrank.language.jobs import language_jobs
-from attnrank.minip.beyond_jobs import (
+from attnrank.minip.beyond.jobs import (
     BEYOND,
     BEYOND_GROWTH,
     BEYOND_TABLE,

@@ -69,7 +69,7 @@ STEPS: dict[str, Step] = _index([
     Step("minip_restarts_tables", "minip-restarts-tables", "attnrank.minip.restarts"),
     # the families beyond the single head (B6, TT-7): one job per instance, then the growth fit
     Step("minip_beyond_train", "minip-beyond", "attnrank.minip.experiments.beyond"),
-    Step("minip_beyond_growth", "minip-beyond-growth", "attnrank.minip.beyond_growth"),
+    Step("minip_beyond_growth", "minip-beyond-growth", "attnrank.minip.beyond.growth"),
     Step("entropic_surrogate_train", "entropic-train", "attnrank.entropic.experiments.surrogate"),
     Step("entropic_ladder_train", "entropic-train", "attnrank.entropic.experiments.ladder"),
     Step("entropic_attention_train", "entropic-train", "attnrank.entropic.experiments.attention"),

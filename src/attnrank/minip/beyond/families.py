@@ -5,7 +5,7 @@ family at one total feature budget F (and, for ``multihead``, a head count H); i
     ``family``   the tables' ``model`` column;
     ``label``    the figure's and the claims' name of a line: ``H=2``, ``differential``, …;
     ``tag``      the weights' key prefix and the init seed role: ``multihead-H2-F8``, ….
-The models are built by ``minip.beyond_models.build_beyond_head``.
+The models are built by ``minip.beyond.models.build_beyond_head``.
 """
 
 from __future__ import annotations
@@ -20,8 +20,6 @@ POSITIONAL = "positional"  # feature maps that see the token's position (TT-7)
 CAUSAL_FINAL = "causal_final"  # only the last position queries, loss and accuracy there (TT-7)
 BEYOND_FAMILIES = (MULTIHEAD, DIFFERENTIAL, SIGNED_LINEAR, POSITIONAL, CAUSAL_FINAL)
 GROUP_FAMILIES = (PLAIN, *BEYOND_FAMILIES)  # a job's groups: the single head as the reference
-OPEN_QUESTIONS = {"OPEN-1": (MULTIHEAD,), "OPEN-2": (DIFFERENTIAL, SIGNED_LINEAR),
-                  "TT-7": (POSITIONAL, CAUSAL_FINAL)}
 
 
 @dataclass(frozen=True)

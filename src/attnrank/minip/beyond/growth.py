@@ -21,11 +21,11 @@ import pandas as pd
 
 from attnrank.core.io import read_table
 from attnrank.core.seeding import numpy_rng
-from attnrank.minip.beyond_families import PLAIN
+from attnrank.minip.beyond.families import PLAIN
 from attnrank.minip.growth import rank_growth
 
 if TYPE_CHECKING:
-    from attnrank.minip.beyond_jobs import BeyondGrowthJob
+    from attnrank.minip.beyond.jobs import BeyondGrowthJob
 
 B2_LINE = "kernel (B2)"  # B2's single head at its own recipe (minip_rank_vs_m)
 

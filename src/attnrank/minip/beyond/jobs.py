@@ -17,7 +17,7 @@ from dataclasses import dataclass, replace
 from typing import Any, ClassVar
 
 from attnrank.core.job import Job
-from attnrank.minip.beyond_families import BEYOND_FAMILIES, PLAIN, BeyondGroup, family_groups
+from attnrank.minip.beyond.families import BEYOND_FAMILIES, PLAIN, BeyondGroup, family_groups
 from attnrank.minip.jobs import MAX_TABLE_BITS, MinipTrainJob, minip_jobs
 
 BEYOND = "beyond"  # the experiment name of these jobs (init seeds, paths, tables)
@@ -43,7 +43,7 @@ class MinipBeyondJob(Job):
     _nested: ClassVar[dict[str, Any]] = {"train": MinipTrainJob.from_dict}
 
     def groups(self) -> list[BeyondGroup]:
-        """The job's groups in table order (``beyond_families.family_groups``)."""
+        """The job's groups in table order (``beyond.families.family_groups``)."""
         return family_groups(self.families, self.heads, self.budgets)
 
 

@@ -38,8 +38,9 @@ from collections.abc import Sequence
 
 import torch
 from torch import nn
+from torch.nn import functional as F
 
-from attnrank.minip.beyond_families import (
+from attnrank.minip.beyond.families import (
     DIFFERENTIAL,
     MULTIHEAD,
     POSITIONAL,
@@ -47,6 +48,7 @@ from attnrank.minip.beyond_families import (
     BeyondGroup,
 )
 from attnrank.minip.models import (
+    PAIR_TABLES,
     HeadOptions,
     KernelAttention,
     TokenIds,
@@ -55,6 +57,7 @@ from attnrank.minip.models import (
     _vocab_input,
     _weight,
     _zeros,
+    shared_pairs,
 )
 
 Tokens = torch.Tensor | TokenIds  # bits (M, B, N, m) or token ids into a vocabulary
@@ -92,7 +95,8 @@ class BeyondKernel(KernelAttention):
                  gens: Sequence[torch.Generator], options: HeadOptions, eps: float) -> None:
         feature = "exp" if group.family == SIGNED_LINEAR else options.feature
         super().__init__(m, group.budget, gens, feature_map=options.feature_map,
-                         vocab=options.vocab, hidden=options.hidden, feature=feature)
+                         vocab=options.vocab, hidden=options.hidden, feature=feature,
+                         compile_pairs=options.compile_pairs)
         self.family, self.n_groups, self.n_tokens = group.family, group.splits, n_tokens
         self.positional = group.family == POSITIONAL
         if self.positional and self.feature_map == "table":
@@ -115,19 +119,52 @@ class BeyondKernel(KernelAttention):
         """Position of each feature-major token t = p·(T/N) + b: (T,) int64."""
         return torch.arange(t, device=device) // (t // self.n_tokens)
 
-    def _rows(self, bits: torch.Tensor) -> torch.Tensor | None:
-        rows = super()._rows(bits)
+    def bits_rows(self, bits: torch.Tensor) -> torch.Tensor | None:
+        rows = super().bits_rows(bits)
         if rows is None or not self.positional:
             return rows
         return rows + self._positions(rows.shape[1], rows.device) * len(self.vocab_codes)
 
-    def _preactivations(self, x: torch.Tensor, rows: torch.Tensor | None,
-                        hidden: torch.Tensor | None = None) -> tuple[torch.Tensor, torch.Tensor]:
+    def token_features(self, x: torch.Tensor, rows: torch.Tensor | None,
+                       hidden: torch.Tensor | None = None) -> torch.Tensor:
+        """[a_Q; a_K] (M, 2F, T); a positional mlp map reads [x; onehot(p)] with p the position
+        of feature-major token t = p·(T/N) + b."""
         if self.positional and self.feature_map == "mlp" and hidden is None:
             pos = torch.eye(self.n_tokens, dtype=x.dtype, device=x.device)[
                 :, self._positions(x.shape[2], x.device)]
             x = torch.cat([x, pos.expand(x.shape[0], -1, -1)], 1)
-        return super()._preactivations(x, rows, hidden)
+        return super().token_features(x, rows, hidden)
+
+    @property
+    def shares_hidden(self) -> bool:
+        """An mlp map whose first layer reads the token's bits alone (so it can run in one
+        matmul with other heads' first layers on the same tokens)."""
+        return self.feature_map == "mlp" and not self.positional
+
+    def pair_scores(self, features: torch.Tensor) -> torch.Tensor:
+        """Scores of every group: (M, 2F, N, B) → (M, G, N, N, B): log α per group (logsumexp
+        over its F/G features), or α = ⟨a_Q, a_K⟩ for the signed kernel."""
+        n_models, _, n, bsz = features.shape
+        a_q, a_k = (a.reshape(n_models, self.n_groups, -1, n, bsz)
+                    for a in features.split(self.rank, 1))
+        pair = self.pairs.inner if self.family == SIGNED_LINEAR else self.pairs.logsumexp
+        return pair(a_q, a_k)
+
+    def projection(self) -> tuple[torch.Tensor, torch.Tensor]:
+        """Weights and biases of every token projection: [W_A; w_c; W_V; W_V of heads 2…H]
+        (the query readout, the linear term, then every head's values, contiguous),
+        (M, (H+1)·m + 1, m) and (M, (H+1)·m + 1)."""
+        m = self.m
+        w, b = self.w_out, self.b_out  # rows W_V (m), W_A (m), w_c (1)
+        return (torch.cat([w[:, m:], w[:, :m], self.w_values], 1),
+                torch.cat([b[:, m:], b[:, :m], self.b_values], 1))
+
+    def combine(self, scores: torch.Tensor, readout: torch.Tensor, lin: torch.Tensor
+                ) -> torch.Tensor:
+        """ŷ (M, B, N) from the scores (M, G, N, N, B), readouts (M, Gv, N, N, B) and linear terms
+        (M, N, B): Σ over heads and j of the family's mixing weights times the readouts."""
+        mixed = (self.mixing(scores) * readout).sum((1, 3))  # (M, N, B)
+        return (mixed + lin).transpose(1, 2)
 
     # ---- the parts: scores (M, G, N, N, B), readouts (M, Gv, N, N, B), lin (M, N, B)
 
@@ -144,22 +181,15 @@ class BeyondKernel(KernelAttention):
 
     def _bits_parts(self, bits: torch.Tensor
                     ) -> tuple[torch.Tensor, torch.Tensor, torch.Tensor]:
+        self.check_sequences(bits)
+        return forward_parts([self], bits)[0]
+
+    def check_sequences(self, bits: torch.Tensor) -> None:
+        """Bits (M, B, N, m) this head can read (a positional head: N = its n_tokens)."""
         self.check(bits)
-        n_models, bsz, n, _ = bits.shape
-        if self.positional and n != self.n_tokens:
-            raise ValueError(f"a positional head of N = {self.n_tokens} got sequences of {n} "
-                             f"tokens: bits {tuple(bits.shape)}")
-        x = self._feature_major(bits)
-        a_q, a_k = self._preactivations(x, self._rows(bits))  # (M, F, N·B)
-        a_q, a_k = (a.reshape(n_models, self.n_groups, -1, n, bsz) for a in (a_q, a_k))
-        if self.family == SIGNED_LINEAR:
-            scores = (a_q[:, :, :, :, None, :] * a_k[:, :, :, None, :, :]).sum(2)
-        else:
-            scores = torch.logsumexp(a_q[:, :, :, :, None, :] + a_k[:, :, :, None, :, :], dim=2)
-        v, q, lin = self._values(x)
-        v, q = v.unflatten(3, (n, bsz)), q.unflatten(2, (n, bsz))
-        readout = (q[:, None, :, :, None, :] * v[:, :, :, None, :, :]).sum(2)
-        return scores, readout, lin.view(n_models, n, bsz)
+        if self.positional and bits.shape[2] != self.n_tokens:
+            raise ValueError(f"a positional head of N = {self.n_tokens} got sequences of "
+                             f"{bits.shape[2]} tokens: bits {tuple(bits.shape)}")
 
     def _token_parts(self, tokens: TokenIds
                      ) -> tuple[torch.Tensor, torch.Tensor, torch.Tensor]:
@@ -203,12 +233,8 @@ class BeyondKernel(KernelAttention):
         return pi
 
     def predict(self, tokens: Tokens) -> torch.Tensor:
-        """ŷ (M, B, N) for bits (M, B, N, m) or TokenIds (M, B, N)."""
-        parts = (self._token_parts(tokens) if isinstance(tokens, TokenIds)
-                 else self._bits_parts(tokens))
-        scores, readout, lin = parts
-        mixed = (self.mixing(scores) * readout).sum((1, 3))  # (M, N, B)
-        return (mixed + lin).transpose(1, 2)
+        """ŷ (M, B, N) for bits (M, B, N, m) or TokenIds (M, B, N) (``forward_groups``)."""
+        return forward_groups([self], tokens)[0]
 
     def forward(self, bits: torch.Tensor) -> torch.Tensor:
         return self.predict(bits)
@@ -220,6 +246,80 @@ class BeyondKernel(KernelAttention):
         """The mixing weights of every sequence: (M, G', B, N, N) (G' = H for multihead, else 1;
         rows i, columns j)."""
         return self.mixing(self._bits_parts(bits)[0]).permute(0, 1, 4, 2, 3)
+
+
+def forward_parts(heads: Sequence[BeyondKernel], bits: torch.Tensor | None,
+                  tokens: TokenIds | None = None
+                  ) -> list[tuple[torch.Tensor, torch.Tensor, torch.Tensor]]:
+    """(scores (M, G, N, N, B), readouts (M, Gv, N, N, B), lin (M, N, B)) of every head on the
+    same sequences, per sequence: from bits (M, B, N, m), or from TokenIds of layout ``tokens``
+    (every per-token quantity on the V tokens, gathered to the batch's N·B tokens; not for
+    positional heads).
+
+    What the heads share runs once: the feature-major tokens, every head's projections
+    [W_A; w_c; W_V; W_V of heads 2…H] as one matmul (on the batch's tokens), and the first layers
+    of the mlp maps that read the bits alone as one matmul and one GELU (on the vocabulary for
+    layout ``tokens``, then gathered).
+    """
+    if tokens is not None:
+        n_models, bsz, n = tokens.ids.shape
+        x, take = _vocab_input(tokens.vocab, n_models), tokens.take
+        rows_of = lambda h: h.vocab_rows(tokens.vocab)  # noqa: E731
+    else:
+        n_models, bsz, n, _ = bits.shape
+        x, take = KernelAttention._feature_major(bits), (lambda t: t)
+        rows_of = lambda h: h.bits_rows(bits)  # noqa: E731
+    m = heads[0].m
+    pairs = shared_pairs(heads)
+    weights, biases = zip(*(h.projection() for h in heads), strict=True)
+    sizes = [w.shape[1] for w in weights]
+    # the projections on the batch's tokens (a matmul over m costs less than gathering its output)
+    out = _apply(torch.cat(weights, 1), torch.cat(biases, 1), take(x)).split(sizes, 1)
+    readouts, lins = [], []
+    for o in out:  # per head: [q (m); lin (1); v of heads 1…H (H·m)]
+        o = o.view(n_models, -1, n, bsz)
+        v = o[:, m + 1:].unflatten(1, (-1, m))  # (M, Gv, m, N, B)
+        readouts.append(pairs.inner(o[:, None, :m], v))  # (M, Gv, N, N, B)
+        lins.append(o[:, m])
+    shared = [h for h in heads if h.shares_hidden]
+    hidden: dict[int, torch.Tensor] = {}
+    if shared:
+        w1, b1 = torch.cat([h.w1 for h in shared], 1), torch.cat([h.b1 for h in shared], 1)
+        layer = F.gelu(_apply(w1, b1, x)).split([h.w1.shape[1] for h in shared], dim=1)
+        hidden = {id(h): t for h, t in zip(shared, layer, strict=True)}
+    scores = [h.pair_scores(take(h.token_features(x, rows_of(h), hidden.get(id(h))))
+                            .reshape(n_models, -1, n, bsz)) for h in heads]
+    return list(zip(scores, readouts, lins, strict=True))
+
+
+def forward_groups(heads: Sequence[BeyondKernel], tokens: Tokens) -> list[torch.Tensor]:
+    """ŷ (M, B, N) of every head on the same sequences (bits (M, B, N, m) or TokenIds).
+
+    TokenIds of layout ``pairs``: each head on its V² (or N·V × N·V positional) pair tables;
+    layout ``tokens``: ``forward_parts`` on the gathered tokens, positional heads on the bits
+    vocab[ids] (their features depend on the position as well); bits: ``forward_parts``.
+    """
+    if isinstance(tokens, TokenIds) and tokens.layout == PAIR_TABLES:
+        return [h.combine(*h._token_parts(tokens)) for h in heads]
+    out: dict[int, torch.Tensor] = {}
+    if isinstance(tokens, TokenIds):
+        plain = [h for h in heads if not h.positional]
+        positional = [h for h in heads if h.positional]
+        if positional:
+            bits = tokens.vocab[tokens.ids]
+            for h in positional:
+                h.check_sequences(bits)
+            parts = forward_parts(positional, bits)
+            out |= {id(h): h.combine(*p) for h, p in zip(positional, parts, strict=True)}
+        if plain:
+            parts = forward_parts(plain, None, tokens)
+            out |= {id(h): h.combine(*p) for h, p in zip(plain, parts, strict=True)}
+    else:
+        for h in heads:
+            h.check_sequences(tokens)
+        parts = forward_parts(heads, tokens)
+        out = {id(h): h.combine(*p) for h, p in zip(heads, parts, strict=True)}
+    return [out[id(h)] for h in heads]
 
 
 def build_beyond_head(group: BeyondGroup, m: int, n_tokens: int, gens: Sequence[torch.Generator],

@@ -1,6 +1,6 @@
 """The families beyond the single head (docs/methods.md §3.9, TT-7): one instance's groups.
 
-The job is a ``minip.beyond_jobs.MinipBeyondJob``. Its data, evaluation sets and seed indices are
+The job is a ``minip.beyond.jobs.MinipBeyondJob``. Its data, evaluation sets and seed indices are
 those of the B2/B3 job it embeds (``JobData(job.train)``: the same batches, seed for seed, as the
 single head of ``rank_vs_m`` / ``witness``); every model's init comes from
 torch_generator("beyond", instance, seed, group.tag) only. All groups train as one program (one
@@ -23,14 +23,16 @@ from torch import nn
 from attnrank.core.control import Control, phase_of
 from attnrank.core.seeding import torch_generator
 from attnrank.core.train import train
-from attnrank.minip.beyond_families import CAUSAL_FINAL, DIFFERENTIAL, BeyondGroup
-from attnrank.minip.beyond_models import BeyondKernel, build_beyond_head
-from attnrank.minip.experiments.train import JobData, MinIPBatch, recipe, sequence_metrics
+from attnrank.minip.beyond.families import CAUSAL_FINAL, DIFFERENTIAL, BeyondGroup
+from attnrank.minip.beyond.models import BeyondKernel, build_beyond_head, forward_groups
+from attnrank.minip.data import JobData, MinIPBatch
+from attnrank.minip.evaluate import sequence_metrics
 from attnrank.minip.models import HeadOptions
+from attnrank.minip.program import head_weights, metrics_table, recipe
 from attnrank.minip.task import MAX_VOCAB_BITS
 
 if TYPE_CHECKING:
-    from attnrank.minip.beyond_jobs import MinipBeyondJob
+    from attnrank.minip.beyond.jobs import MinipBeyondJob
 
 log = logging.getLogger("attnrank.minip_beyond")
 
@@ -50,9 +52,9 @@ class BeyondHeads(nn.Module):
         self.heads = nn.ModuleList(heads)
 
     def _answers(self, batch: MinIPBatch) -> list[tuple[torch.Tensor, torch.Tensor]]:
-        return [(answered(h.predict(batch.tokens), g.final_only),
-                 answered(batch.targets, g.final_only))
-                for g, h in zip(self.groups, self.heads, strict=True)]
+        preds = forward_groups(list(self.heads), batch.tokens)  # all groups as one program
+        return [(answered(p, g.final_only), answered(batch.targets, g.final_only))
+                for g, p in zip(self.groups, preds, strict=True)]
 
     def loss(self, batch: MinIPBatch) -> torch.Tensor:
         """Per-model MSE over the answered positions: (G·M,)."""
@@ -82,7 +84,7 @@ def build_heads(job: MinipBeyondJob, data: JobData) -> BeyondHeads:
     """Every group's head for every seed: model k's init from
     torch_generator("beyond", instance, seed k, group.tag) only."""
     t = job.train
-    options = HeadOptions(t.feature_map, t.hidden, t.feature, data.vocab)
+    options = HeadOptions(t.feature_map, t.hidden, t.feature, data.vocab, t.compile)
     groups = job.groups()
     heads = [build_beyond_head(g, data.m, data.n_tokens,
                                [torch_generator(job.experiment, job.instance, s, g.tag)
@@ -100,37 +102,23 @@ def run_job(job: MinipBeyondJob, device: torch.device, checkpoint: Control | Non
     cfg = recipe(job.train)
     model = build_heads(job, data).to(device)
     groups = model.groups
-    log.info("%s/%s: %d groups × %d seeds, %s path", job.experiment, job.instance, len(groups),
-             len(data.seeds), "vocabulary" if data.vocab_path else "direct")
+    log.info("%s/%s: %d groups × %d seeds, %s layout", job.experiment, job.instance, len(groups),
+             len(data.seeds), data.layout or "bits")
     stream = data.batch_fn()
     rows = train(model, stream, lambda mdl, batch: mdl.loss(batch), cfg,
                  lambda mdl, step: mdl.evaluate(data.eval_sets),
                  desc=f"{job.experiment}/{job.instance}/{'+'.join(job.families)}",
                  checkpoint=phase_of(checkpoint, "train", stream.generators))
-    df = pd.DataFrame(rows)
-    group, slot = np.divmod(df.pop("model_index").to_numpy(), len(data.seeds))
-    df.insert(1, "seed", np.asarray(data.seeds)[slot])
-    df.insert(0, "model", [groups[g].family for g in group])
-    df.insert(1, "heads", [groups[g].heads for g in group])
-    df.insert(2, "rank", [groups[g].budget for g in group])
-    df.insert(3, "label", [groups[g].label for g in group])
-    df["group"] = group
-    df = df.sort_values(["group", "step", "seed"], kind="stable").drop(columns="group")
-    weights = {f"{g.tag}/{name}": val.detach().cpu().numpy()
-               for g, head in zip(groups, model.heads, strict=True)
-               for name, val in head.state_dict().items()}
-    out = df.reset_index(drop=True)
-    out.insert(0, "experiment", job.experiment)
-    out.insert(1, "instance", job.instance)
-    out["n_tokens"] = data.n_tokens
-    out["m"] = data.m
-    out["data_kind"] = job.train.data.kind
-    out["feature_map"] = job.train.feature_map
-    out["answered"] = np.where(out["model"] == CAUSAL_FINAL, "last", "all")
-    out["steps_total"] = cfg.steps
-    out["batch"] = job.train.batch
-    out["final"] = out["step"] == cfg.steps
-    return out, weights
+    out = metrics_table(
+        rows, data.seeds,
+        {"model": [g.family for g in groups], "heads": [g.heads for g in groups],
+         "rank": [g.budget for g in groups], "label": [g.label for g in groups]},
+        {"experiment": job.experiment, "instance": job.instance},
+        {"n_tokens": data.n_tokens, "m": data.m, "data_kind": job.train.data.kind,
+         "feature_map": job.train.feature_map,
+         "answered": lambda t: np.where(t["model"] == CAUSAL_FINAL, "last", "all"),
+         "steps_total": cfg.steps, "batch": job.train.batch})
+    return out, head_weights([g.tag for g in groups], model.heads)
 
 
 def step(job: MinipBeyondJob, device: torch.device, control: Control | None = None

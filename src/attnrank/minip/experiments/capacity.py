@@ -20,9 +20,11 @@ import torch
 
 from attnrank.core.control import Control, phase_of
 from attnrank.core.train import train
-from attnrank.minip.experiments.train import JobData, _mse, build_model, evaluate_in_chunks, recipe
+from attnrank.minip.data import JobData
+from attnrank.minip.evaluate import evaluate_in_chunks, mse
 from attnrank.minip.families import KERNEL, Group
 from attnrank.minip.models import KernelAttention
+from attnrank.minip.program import build_model, recipe
 
 if TYPE_CHECKING:
     from attnrank.minip.jobs import MinipCapacityJob
@@ -74,7 +76,7 @@ def run_capacity(job: MinipCapacityJob, device: torch.device,
         start = {k: v.cpu().numpy() for k, v in evaluate(model, 0).items()}
     cfg = recipe(job, steps)
     stream = data.batch_fn()
-    rows = train(model, stream, _mse, cfg, evaluate, desc=f"capacity/{inst}",
+    rows = train(model, stream, mse, cfg, evaluate, desc=f"capacity/{inst}",
                  checkpoint=phase_of(checkpoint, "train", stream.generators))
     rows += [{"step": 0, "model_index": k, "train_loss": np.nan,
               **{name: float(v[k]) for name, v in start.items()}} for k in range(len(data.seeds))]

@@ -17,7 +17,7 @@ import pandas as pd
 import torch
 
 from attnrank.core.seeding import torch_generator
-from attnrank.minip.experiments.train import evaluate_in_chunks
+from attnrank.minip.evaluate import evaluate_in_chunks
 from attnrank.minip.families import DENSE, KERNEL, NO_RANK
 from attnrank.minip.models import dense_construction, exponential_construction, rank1_construction
 from attnrank.minip.task import sample_sequences, token_vocab, witness_family

@@ -36,8 +36,9 @@ from torch.optim.optimizer import (
 
 from attnrank.core.control import Control, phase_of
 from attnrank.core.train import train
-from attnrank.minip.experiments.train import GroupedHeads, JobData, build_model, recipe
+from attnrank.minip.data import JobData
 from attnrank.minip.families import Group
+from attnrank.minip.program import GroupedHeads, build_model, recipe
 from attnrank.minip.task import MAX_VOCAB_BITS
 
 if TYPE_CHECKING:
