@@ -156,6 +156,16 @@ def test_registering_a_new_step_stales_nothing(run, config, pkg):
     assert closure_hash(("attnrank.minip.experiments.new_study",), pkg)  # it has a hash of its own
 
 
+def test_the_compile_cache_is_not_an_artifact(run, config):
+    """Inductor's kernels in the run folder's .cache/ are neither artifacts nor orphans."""
+    cache = run / ".cache" / "inductor" / "ab"
+    cache.mkdir(parents=True)
+    (cache / "kernel.cpp").write_text("// compiled\n")
+    report = audit_run(run, config)
+    assert report.ok, report.summary()
+    assert not any(".cache" in f.path for f in report.findings)
+
+
 def test_orphaned_and_half_pairs(run, config):
     src, dst = run / "minip" / "train" / "ood" / "small", run / "minip" / "train" / "ood" / "tiny"
     shutil.copytree(src, dst)

@@ -15,6 +15,7 @@ from attnrank.pipeline.progress import FD_ENV, PROGRESS_FD  # noqa: E402
 from attnrank.pipeline.recovery import mark_run, record_owner, recover  # noqa: E402
 from attnrank.pipeline.registry import FIGURES, TABLES  # noqa: E402
 from attnrank.pipeline.runner import ALLOCATOR_ENV, CHECKPOINT_ENV  # noqa: E402
+from attnrank.pipeline.schedule import longest_first  # noqa: E402
 
 CONDA_ENV = "../../envs/attnrank.yaml"
 RESULTS = "results/{scale}"  # artifacts only: every file here has a .prov.json sidecar
@@ -79,6 +80,12 @@ def corpus_inputs(output):
     """input: the user corpus files (config language.corpora.<name>.file) the step run producing
     ``output`` reads, so an edited file reruns it (builtins are covered by the code hash)."""
     return lambda w: corpus_files(_step_run(w, output).params)
+
+
+def longest_job_first(rule):
+    """priority: the job's seconds in the committed reference (attnrank.pipeline.schedule), so
+    the longest jobs start first and a run does not end on one long job alone."""
+    return longest_first(Path(workflow.basedir) / "results" / "reference", rule)
 
 
 def wildcards_json(w):

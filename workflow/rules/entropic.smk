@@ -16,6 +16,7 @@ for _exp in ("surrogate", "ladder", "attention"):
             f"{LOGS}/benchmarks/{_rule}/{{{_wc}}}.tsv"
         wildcard_constraints:
             **{_wc: planned_values(_rule, _wc)},
+        priority: longest_job_first(_rule)
         conda:
             CONDA_ENV
         threads: config["train_threads"]
@@ -43,6 +44,7 @@ rule entropic_predict:
         f"{LOGS}/benchmarks/entropic_predict/{{teacher}}.tsv"
     wildcard_constraints:
         teacher=planned_values("entropic_predict", "teacher"),
+    priority: longest_job_first("entropic_predict")
     conda:
         CONDA_ENV
     threads: 1

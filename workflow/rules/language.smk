@@ -46,6 +46,7 @@ rule language_train:
         f"{LOGS}/benchmarks/language_train/{{corpus}}.tsv"
     wildcard_constraints:
         corpus=planned_values("language_train", "corpus"),
+    priority: longest_job_first("language_train")
     conda:
         CONDA_ENV
     threads: config["train_threads"]

@@ -11,6 +11,7 @@ rule minip_train:
         f"{LOGS}/minip_train/{{experiment}}/{{instance}}.log",
     benchmark:
         f"{LOGS}/benchmarks/minip_train/{{experiment}}/{{instance}}.tsv"
+    priority: longest_job_first("minip_train")
     conda:
         CONDA_ENV
     threads: config["train_threads"]
@@ -36,6 +37,7 @@ rule minip_capacity_train:
         f"{LOGS}/benchmarks/minip_capacity_train/{{instance}}.tsv"
     wildcard_constraints:
         instance=planned_values("minip_capacity_train", "instance"),
+    priority: longest_job_first("minip_capacity_train")
     conda:
         CONDA_ENV
     threads: config["train_threads"]
@@ -134,6 +136,7 @@ rule minip_restarts_train:
         f"{LOGS}/benchmarks/minip_restarts_train/{{case}}.tsv"
     wildcard_constraints:
         case=planned_values("minip_restarts_train", "case"),
+    priority: longest_job_first("minip_restarts_train")
     conda:
         CONDA_ENV
     threads: config["train_threads"]
@@ -189,6 +192,7 @@ rule minip_beyond_train:
     wildcard_constraints:
         instance=planned_values("minip_beyond_train", "instance"),
         family=planned_values("minip_beyond_train", "family"),
+    priority: longest_job_first("minip_beyond_train")
     conda:
         CONDA_ENV
     threads: config["train_threads"]

@@ -12,7 +12,9 @@ from __future__ import annotations
 
 import argparse
 import logging
+import os
 from collections.abc import Callable
+from pathlib import Path
 from typing import Any
 
 log = logging.getLogger("attnrank")
@@ -27,6 +29,20 @@ ALLOCATOR_ENV = {"MALLOC_MMAP_THRESHOLD_": str(32 * 2**20),
                  "MALLOC_TRIM_THRESHOLD_": str(2**30),
                  "MALLOC_TOP_PAD_": str(64 * 2**20)}
 StepFn = Callable[..., dict[str, Any]]  # a wing's step: typed job (+ inputs, device, control) -> outputs
+
+
+COMPILE_CACHE_ENV = "TORCHINDUCTOR_CACHE_DIR"  # where torch.compile keeps its kernels
+CACHE_DIR = ".cache"  # a run folder's caches (inductor's compiled kernels): never artifacts
+
+
+def compile_cache(first_output: str) -> Path:
+    """The run folder's inductor cache for a job writing ``first_output``: ``results/<scale>/.cache/
+    inductor`` when the output lies in a run folder ``results/<scale>/``, else a ``.cache/inductor``
+    beside the output. Kernels compiled by one job are reused by every later job of the run (and
+    by reruns), which only saves time: a cached kernel is the kernel a compile would write."""
+    out = Path(first_output).resolve()
+    folder = next((p for p in out.parents if p.parent.name == "results"), out.parent)
+    return folder / CACHE_DIR / "inductor"
 
 
 def set_threads(n: int) -> None:
@@ -69,6 +85,7 @@ class TrainingStep:
         from attnrank.pipeline.provenance import Run
 
         set_threads(a.threads)
+        os.environ.setdefault(COMPILE_CACHE_ENV, str(compile_cache(first_output)))
         self.device = resolve_device(a.device)
         self.run = Run(step, job.to_dict(), [], a.wildcards, rule=a.rule)
         log.info("%s on %s", what, self.device)

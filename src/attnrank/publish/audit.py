@@ -31,6 +31,7 @@ from attnrank.core.job import params_hash
 from attnrank.pipeline.codehash import step_code_hash
 from attnrank.pipeline.plan import NON_ARTIFACTS, Plan, build_plan
 from attnrank.pipeline.provenance import CHECKPOINT_SUFFIX, SIDECAR_SUFFIX, read_json_object, sha256_file
+from attnrank.pipeline.runner import CACHE_DIR
 from attnrank.publish.reference import load_manifest
 
 CATEGORIES = ("missing", "modified", "broken chain", "stale", "orphaned", "interrupted")
@@ -112,7 +113,7 @@ def _files(run: Path) -> tuple[set[str], set[str], dict[str, str]]:
         if not p.is_file():
             continue
         rel = p.relative_to(run).as_posix()
-        if rel in NON_ARTIFACTS:
+        if rel in NON_ARTIFACTS or rel.startswith(CACHE_DIR + "/"):
             continue
         if (why := leftover(p.name)) is not None:
             leftovers[rel] = why
