@@ -6,7 +6,8 @@ run folder (one job per step run: rule and wildcards), adds up each job's ``dura
 study its artifacts belong to (``STUDIES``: the first prefix of the artifact path that matches),
 and reports measured against budget; a study over its budget, or a job no study claims, fails
 (exit 1), so a grid that grows a study is seen when it lands. The sum is also set against the
-performance goal: the whole DAG in 20 minutes on 2 cores, i.e. 2,400 job seconds.
+performance goal: the whole DAG in 45 minutes on 2 cores, i.e. 5,400 job seconds (issue 33; the
+stretch goal, 20 minutes, allows 2,400).
 
     .venv/bin/python benchmarks/budgets.py                          # results/full, else results/reference
     .venv/bin/python benchmarks/budgets.py --run results/reference --out /tmp/budgets.json
@@ -22,7 +23,8 @@ from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[1]
 SIDECAR = ".prov.json"
-GOAL_WALL_S = 20 * 60  # issue 23: the full DAG in 20 minutes ...
+GOAL_WALL_S = 45 * 60  # issue 33: the full DAG in 45 minutes (stretch: 20) ...
+STRETCH_WALL_S = 20 * 60
 GOAL_CORES = 2  # ... on 2 cores
 
 # study → artifact path prefixes (relative to the run folder), first match wins
@@ -98,13 +100,16 @@ def job_seconds(sidecars: Iterable[dict]) -> dict[str, float]:
 
 
 def check(measured: dict[str, float], budgets: dict[str, float]) -> dict:
-    """Measured against budget per study, and the sum against the 20-minute goal."""
+    """Measured against budget per study, and the sum against the 45-minute goal (and the
+    20-minute stretch)."""
     rows = {s: {"measured_s": round(measured.get(s, 0.0), 1), "budget_s": budgets[s],
                 "ok": measured.get(s, 0.0) <= budgets[s]} for s in budgets}
     total = sum(measured.values())
     goal = GOAL_WALL_S * GOAL_CORES
+    stretch = STRETCH_WALL_S * GOAL_CORES
     return {"studies": rows, "total_s": round(total, 1), "budget_total_s": sum(budgets.values()),
-            "goal_job_s": goal, "goal_met": total <= goal, "ok": all(r["ok"] for r in rows.values())}
+            "goal_job_s": goal, "goal_met": total <= goal, "stretch_job_s": stretch,
+            "stretch_met": total <= stretch, "ok": all(r["ok"] for r in rows.values())}
 
 
 def read_sidecars(run: Path) -> list[dict]:
@@ -134,8 +139,9 @@ def main(argv: list[str] | None = None) -> int:
         flag = "ok  " if row["ok"] else "OVER"
         print(f"{flag} {study:40s} {row['measured_s']:8.1f} s of {row['budget_s']:6.0f} s")
     print(f"total {report['total_s']:.0f} job s (budgets {report['budget_total_s']:.0f}); the "
-          f"20-minute goal on {GOAL_CORES} cores allows {report['goal_job_s']} job s: "
-          f"{'met' if report['goal_met'] else 'not met'}")
+          f"45-minute goal on {GOAL_CORES} cores allows {report['goal_job_s']} job s: "
+          f"{'met' if report['goal_met'] else 'not met'} (20-minute stretch, "
+          f"{report['stretch_job_s']} job s: {'met' if report['stretch_met'] else 'not met'})")
     return 0 if report["ok"] else 1
 
 

@@ -17,7 +17,9 @@ tree's code running the same real jobs on the same machine, one after the other:
 * a job without steps (entropic_predict) runs whole once per side;
 * each run is a fresh process (``python -m attnrank <step> ...``, one thread), its CPU seconds
   from ``resource.getrusage`` of the child, so another process on the machine slows wall time
-  more than the figures here;
+  more than the figures here; with ``--jobs 2`` two probes run at once (one per core, as the
+  pipeline runs two jobs), each probe's old and new runs one after the other, so both sides run
+  beside the same kind of neighbour;
 * after K₂ steps the largest difference of the final train loss and of every parameter the two
   sides share is recorded (the new code may reorder float operations; it never changes the task).
 
@@ -26,8 +28,9 @@ whole-DAG figure ``dag_weighted_ratio`` weighs the studies by the committed refe
 (sidecar ``duration_s``): Σ ref_s / Σ (ref_s / ratio), i.e. how many times fewer job seconds the
 whole DAG takes. Results: benchmarks/results/levers.json (no machine paths).
 
-    .venv/bin/python benchmarks/levers.py                       # every study (≈ 1 h on 2 cores)
+    .venv/bin/python benchmarks/levers.py --jobs 2              # every study (≈ 30 min on 2 cores)
     .venv/bin/python benchmarks/levers.py --study beyond --k 40 80
+    .venv/bin/python benchmarks/levers.py --table-only --run results/reference   # the docs table
 """
 
 from __future__ import annotations
@@ -37,13 +40,13 @@ import json
 import os
 import platform
 import re
-import resource
 import shlex
 import shutil
 import subprocess
 import sys
 import tempfile
 import time
+from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 from datetime import UTC, datetime
 from pathlib import Path
@@ -133,20 +136,21 @@ def command(template: str, params: dict[str, Any], out: Path) -> list[str]:
     return [a if not a.startswith("results/") else str(out / Path(a).name) for a in argv]
 
 
-def run(argv: list[str], src: Path, cache: Path) -> dict[str, float]:
-    """One fresh process on one thread: wall and CPU seconds (the child's rusage)."""
+def run(argv: list[str], src: Path, cache: Path, log: Path) -> dict[str, float]:
+    """One fresh process on one thread: wall and CPU seconds (this child's own rusage, so probes
+    measured at once do not count each other); its output goes to ``log``."""
     env = {**os.environ, "PYTHONPATH": str(src), "TORCHINDUCTOR_CACHE_DIR": str(cache),
            "OMP_NUM_THREADS": "1", "ATTNRANK_CHECKPOINT_EVERY": "0"}
     argv = [sys.executable if argv[0] == "python" else argv[0], *argv[1:]]
-    before = resource.getrusage(resource.RUSAGE_CHILDREN)
     t = time.perf_counter()
-    r = subprocess.run(argv, env=env, cwd=src.parent, capture_output=True, text=True)
+    with log.open("w") as out:
+        child = subprocess.Popen(argv, env=env, cwd=src.parent, stdout=out,
+                                 stderr=subprocess.STDOUT)
+        _, status, usage = os.wait4(child.pid, 0)
     wall = time.perf_counter() - t
-    after = resource.getrusage(resource.RUSAGE_CHILDREN)
-    if r.returncode:
-        raise RuntimeError(f"{' '.join(argv[:4])} failed:\n{r.stderr[-3000:]}")
-    return {"wall_s": wall, "cpu_s": (after.ru_utime - before.ru_utime)
-            + (after.ru_stime - before.ru_stime)}
+    if os.waitstatus_to_exitcode(status):
+        raise RuntimeError(f"{' '.join(argv[:4])} failed:\n{log.read_text()[-3000:]}")
+    return {"wall_s": wall, "cpu_s": usage.ru_utime + usage.ru_stime}
 
 
 def differences(old: Path, new: Path) -> dict[str, float | None]:
@@ -177,14 +181,15 @@ def measure(probe: Probe, old_src: Path, plan: Any, ks: tuple[int, int], tmp: Pa
     sides: dict[str, Any] = {}
     for side, src, params in (("old", old_src, sidecar["params"]),
                               ("new", ROOT / "src", new_params)):
-        cache = tmp / f"cache-{side}-{re.sub('[^a-z0-9]', '_', probe.artifact)}"
+        cache = tmp / f"cache-{side}"
         shutil.rmtree(cache, ignore_errors=True)
         runs = {}
         if steps is None:
             out = tmp / side
             shutil.rmtree(out, ignore_errors=True)
             out.mkdir(parents=True)
-            runs["whole"] = run(command(sidecar["command"], params, out), src, cache)
+            runs["whole"] = run(command(sidecar["command"], params, out), src, cache,
+                                out / "run.log")
             sides[side] = {"runs": runs, "predicted_s": runs["whole"]["cpu_s"]}
             continue
         # K₂ with an empty cache first (its outputs are compared), then K₁ and K₂ again warm
@@ -192,7 +197,8 @@ def measure(probe: Probe, old_src: Path, plan: Any, ks: tuple[int, int], tmp: Pa
             out = tmp / (side if label == "k2_cold" else f"{side}-{label}")
             shutil.rmtree(out, ignore_errors=True)
             out.mkdir(parents=True)
-            runs[label] = run(command(sidecar["command"], cut(params, k), out), src, cache)
+            runs[label] = run(command(sidecar["command"], cut(params, k), out), src, cache,
+                              out / "run.log")
         per_step = (runs["k2"]["cpu_s"] - runs["k1"]["cpu_s"]) / (ks[1] - ks[0])
         fixed = runs["k2"]["cpu_s"] - ks[1] * per_step
         sides[side] = {"runs": runs, "per_step_ms": round(1000 * per_step, 2),
@@ -223,14 +229,56 @@ def summarize(results: list[dict[str, Any]], reference_s: dict[str, float]) -> d
             "new_job_s_estimate": round(new, 1), "dag_weighted_ratio": round(total / new, 3)}
 
 
+MARKERS = ("<!-- levers:start -->", "<!-- levers:end -->")
+
+
+def study_table(report: dict[str, Any], old_run: dict[str, float],
+                new_run: dict[str, float] | None) -> str:
+    """Markdown: per study, the old reference's job seconds, the new run's (when given), and the
+    side-by-side ratio of this report (old code over new on the same machine)."""
+    lines = ["| study | job s, reference of " + report["old_commit"] + " | job s, new run | "
+             "old ÷ new, side by side (probes) |", "| --- | ---: | ---: | ---: |"]
+    for study, row in report["studies"].items():
+        new = "—" if new_run is None else f"{new_run.get(study, 0.0):,.0f}"
+        ratio = f"{row['ratio']:.2f}× ({row['probes']})" if row["probes"] else "1.00× (none)"
+        lines.append(f"| {study} | {old_run.get(study, 0.0):,.0f} | {new} | {ratio} |")
+    total_new = "—" if new_run is None else f"**{sum(new_run.values()):,.0f}**"
+    lines.append(f"| **whole DAG** | **{sum(old_run.values()):,.0f}** | {total_new} | "
+                 f"**{report['dag_weighted_ratio']:.2f}×** (weighted by the reference's job s) |")
+    return "\n".join(lines)
+
+
+def write_table(doc: Path, table: str, note: str) -> None:
+    """Replace the text between the levers markers of ``doc``."""
+    text = doc.read_text()
+    start, end = (text.index(m) for m in MARKERS)
+    doc.write_text(text[:start + len(MARKERS[0])] + "\n" + note + "\n\n" + table + "\n"
+                   + text[end:])
+
+
 def main(argv: list[str] | None = None) -> int:
     ap = argparse.ArgumentParser(description=__doc__,
                                  formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("--old", default=OLD, help=f"the old commit (default {OLD})")
     ap.add_argument("--k", type=int, nargs=2, default=(100, 300), metavar=("K1", "K2"))
     ap.add_argument("--study", help="only the probes whose study contains this text")
+    ap.add_argument("--jobs", type=int, default=1, help="probes measured at once (each probe's "
+                    "old and new runs stay one after the other, so both sides share the load)")
     ap.add_argument("--out", default=str(ROOT / "benchmarks" / "results" / "levers.json"))
+    ap.add_argument("--table-only", action="store_true",
+                    help="only rewrite docs/performance.md's study table from --out and --run")
+    ap.add_argument("--run", help="a run folder of the new code whose sidecars give each study's "
+                    "job seconds for the table (e.g. results/reference after regenerating it)")
     a = ap.parse_args(argv)
+    if a.table_only:
+        report = json.loads(Path(a.out).read_text())
+        old_run = {k: v["reference_job_s"] for k, v in report["studies"].items()}
+        new_run = job_seconds(read_sidecars(Path(a.run))) if a.run else None
+        write_table(ROOT / "docs" / "performance.md", study_table(report, old_run, new_run),
+                    f"Generated by `benchmarks/levers.py --table-only` from "
+                    f"`benchmarks/results/levers.json` ({report['generated'][:10]})"
+                    + (f" and the sidecars of `{a.run}`" if a.run else "") + ".")
+        return 0
     sys.path.insert(0, str(ROOT / "src"))
     from attnrank.pipeline.plan import build_plan
     from attnrank.publish.audit import load_config
@@ -238,18 +286,21 @@ def main(argv: list[str] | None = None) -> int:
     plan = build_plan(load_config(ROOT / "config.yaml"), "full")
     reference_s = job_seconds(read_sidecars(REFERENCE))
     probes = [p for p in JOBS if a.study is None or a.study in p.study]
-    results = []
     with tempfile.TemporaryDirectory(prefix="attnrank-levers-") as tmp_name:
         tmp = Path(tmp_name)
         old_src = tmp / "old"
         subprocess.run(["git", "-C", str(ROOT), "worktree", "add", "--detach", "-f", str(old_src),
                         a.old], check=True, capture_output=True)
         try:
-            for p in probes:
-                r = measure(p, old_src / "src", plan, tuple(a.k), tmp / "runs")
-                results.append(r)
+            def one(p: Probe) -> dict[str, Any]:
+                slug = re.sub("[^a-z0-9]", "_", p.artifact)
+                r = measure(p, old_src / "src", plan, tuple(a.k), tmp / "runs" / slug)
                 print(f"{p.artifact:55s} old {r['old']['predicted_s']:8.1f} s  new "
                       f"{r['new']['predicted_s']:8.1f} s  ×{r['ratio']:.2f}", flush=True)
+                return r
+
+            with ThreadPoolExecutor(a.jobs) as pool:
+                results = list(pool.map(one, probes))
         finally:
             subprocess.run(["git", "-C", str(ROOT), "worktree", "remove", "--force", str(old_src)],
                            capture_output=True)

@@ -50,6 +50,7 @@ import yaml
 from torch.utils.flop_counter import FlopCounterMode
 
 from attnrank.core.train import TrainConfig, train
+from attnrank.entropic.experiments.common import chunked_mse
 from attnrank.entropic.models.attention import AttentionStudents
 from attnrank.entropic.models.surrogate import QuadStats, SurrogateStudents, quad_stats
 from attnrank.minip.data import batch_layout, id_batch
@@ -61,24 +62,6 @@ ROOT = Path(__file__).resolve().parents[1]
 OUT = ROOT / "benchmarks" / "results" / "trainer.json"
 FAMILIES = ("surrogate", "attention", "table", "mlp", "dense")
 GOAL = 3.0
-
-
-# ---------------------------------------------------------------------------------------------
-# Paper A's attention loss: the attention job's public ``chunked_mse`` where it exists.
-
-def _chunked_mse(model: torch.nn.Module, x: torch.Tensor, y: torch.Tensor, chunk: int) -> torch.Tensor:
-    n = x.shape[1]
-    if chunk <= 0 or chunk >= n:
-        return ((model(x) - y[:, None]) ** 2).mean(dim=(2, 3, 4)).reshape(-1)
-    total = sum(((model(x[:, i:i + chunk]) - y[:, None, i:i + chunk]) ** 2).sum(dim=(2, 3, 4))
-                for i in range(0, n, chunk))
-    return (total / (n * y.shape[2] * y.shape[3])).reshape(-1)
-
-
-try:
-    from attnrank.entropic.experiments.attention import chunked_mse as _chunked_mse  # noqa: F811
-except ImportError:  # pragma: no cover
-    pass
 
 
 # ---------------------------------------------------------------------------------------------
@@ -226,7 +209,7 @@ def paper_a(name: str, device: torch.device, steps: int, instances: int | None) 
             xs, ys = xt[sl], yt[sl]
 
             def loss_fn(mdl, batch, xs=xs, ys=ys):
-                return _chunked_mse(mdl, xs, ys, chunk)
+                return chunked_mse(mdl, xs, ys, chunk)
 
         def params(mdl: torch.nn.Module, k: int, rks=rks) -> list[torch.Tensor]:
             i, j = divmod(k, len(rks))
