@@ -119,6 +119,28 @@ def test_one_figure_plans_only_its_upstream_without_config(tmp_path):
     assert "results/full" not in res.stdout
 
 
+def test_a_venvs_snakemake_called_by_path_runs_without_the_venv_on_path(tmp_path):
+    """`.venv/bin/snakemake <target>` with the venv not activated (its bin not on PATH, so the
+    shell's `python` is another interpreter or none): the job runs the package with the
+    interpreter that runs Snakemake."""
+    import os
+    import subprocess
+
+    from conftest import SNAKEMAKE
+
+    copy_repo(tmp_path)
+    venv_bin = str(Path(SNAKEMAKE).parent)
+    path = os.pathsep.join(p for p in os.environ["PATH"].split(os.pathsep) if p != venv_bin)
+    res = subprocess.run([SNAKEMAKE, "--cores", "1", "results/smoke/tables/language_corpora.parquet"],
+                         cwd=tmp_path, env=dict(os.environ, PATH=path), capture_output=True,
+                         text=True, timeout=600)
+    assert res.returncode == 0, (res.stderr[-2000:],
+                                 (tmp_path / "logs" / "smoke" / "language_corpora.log").read_text()
+                                 if (tmp_path / "logs" / "smoke" / "language_corpora.log").exists()
+                                 else "")
+    assert (tmp_path / "results" / "smoke" / "tables" / "language_corpora.parquet").exists()
+
+
 def test_report_shows_figures_and_the_claims_table(smoke_run, tmp_path):
     out = tmp_path / "report.html"
     res = snakemake(smoke_run, "--report", str(out))
