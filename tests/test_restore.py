@@ -114,3 +114,67 @@ def test_after_an_edit_to_one_minip_experiment_only_its_jobs_rerun(reference, cl
     assert stats.get("minip_capacity_train") == 3, res.stdout[-2000:]
     assert "minip_train" not in stats and "entropic_attention_train" not in stats
     assert set(stats) <= {"minip_capacity_train", "table", "claims", "audit", "all"}
+
+
+def _planned_outputs(res) -> set[str]:
+    """Every output `snakemake -n` plans (results/<scale>/..., the audit's own file aside)."""
+    assert res.returncode == 0, res.stderr[-3000:]
+    out = set()
+    for line in res.stdout.splitlines():
+        if line.strip().startswith("output:"):
+            out |= {p.strip() for p in line.split(":", 1)[1].split(",")}
+    return {p for p in out if p.startswith("results/") and not p.endswith("/audit.json")}
+
+
+WITNESS_STEP = "    table, summary = witness_families_tables(inputs, job)\n"
+SMOKE_WITNESS = "witness: {blocks: 4, width: 2, steps: 300, feature_maps: [table, mlp], ranks: [1, 2, 4]}"
+
+
+def _plain_snakemake_sees_what_the_audit_sees(repo: Path) -> None:
+    """Plain `snakemake -n` in ``repo`` (a smoke run, current): a comment or docstring edit plans
+    nothing; a step-body edit plans exactly the audit's stale set (the step's artifacts and
+    everything below them); a config value of one study plans only that study."""
+    module = repo / "src" / "attnrank" / "minip" / "experiments" / "witness_families.py"
+    original = module.read_text()
+    assert WITNESS_STEP in original
+    module.write_text(original.replace(WITNESS_STEP, "    # a comment\n" + WITNESS_STEP)
+                      .replace("the per-(family, rank, seed)", "the per-(family, rank and seed)"))
+    assert _planned_outputs(snakemake(repo, "-n")) == set() == set(_stale_in(repo))
+
+    module.write_text(original.replace(WITNESS_STEP, "    inputs = list(inputs)\n" + WITNESS_STEP))
+    stale = set(_stale_in(repo))
+    assert {"results/smoke/tables/minip_witness_families.parquet",
+            "results/smoke/figures/minip_witness_families.pdf",
+            "results/smoke/claims.md"} <= stale
+    assert _planned_outputs(snakemake(repo, "-n")) == stale
+    module.write_text(original)
+
+    config = repo / "config.yaml"
+    text = config.read_text()
+    assert text.count(SMOKE_WITNESS) == 1
+    config.write_text(text.replace(SMOKE_WITNESS, SMOKE_WITNESS.replace("300", "200")))
+    stale = set(_stale_in(repo))
+    assert "results/smoke/minip/train/witness/table/metrics.parquet" in stale
+    # the witness suite's training jobs (and the witness-families job of K = 4, w = 3, which
+    # shares its steps); no other study's
+    assert not {p for p in stale if "/train/" in p and "/train/witness" not in p}
+    assert not {p for p in stale if "/beyond/" in p or "/entropic/" in p or "/language/" in p}
+    assert _planned_outputs(snakemake(repo, "-n")) == stale
+    config.write_text(text)
+
+
+def test_plain_snakemake_after_restore_reruns_what_changed(reference, clone):
+    """`attnrank restore` records Snakemake's metadata, so plain `snakemake` (no --forcerun)
+    reruns exactly what the audit calls stale after a restore."""
+    shutil.copytree(reference, clone / "ref")
+    done = subprocess.run(
+        [sys.executable, "-m", "attnrank", "restore", "--reference", "ref", "--run",
+         "results/smoke"], cwd=clone, env=dict(os.environ, PYTHONPATH=str(clone / "src")),
+        capture_output=True, text=True)
+    assert done.returncode == 0, done.stderr[-3000:]
+    assert "metadata of every smoke job recorded" in done.stdout
+    _plain_snakemake_sees_what_the_audit_sees(clone)
+
+
+def test_plain_snakemake_after_a_normal_run_reruns_what_changed(smoke_copy):
+    _plain_snakemake_sees_what_the_audit_sees(smoke_copy)

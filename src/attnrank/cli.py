@@ -454,11 +454,13 @@ def cmd_reference(a: argparse.Namespace) -> None:
 
 def cmd_restore(a: argparse.Namespace) -> int:
     from attnrank.publish.audit import load_config
-    from attnrank.publish.restore import restore_reference
+    from attnrank.publish.restore import record_for_snakemake, restore_reference
 
     done = restore_reference(Path(a.reference), Path(a.run), load_config(a.config),
                              replace=a.replace)
     print(done.summary())
+    if done.copied:
+        print(record_for_snakemake(a.run, a.config))
     if a.verbose_list:
         for rel, why in sorted(done.left.items()):
             print(f"  left {rel}: {why}")

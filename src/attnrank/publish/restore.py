@@ -12,9 +12,15 @@
    was made from), so Snakemake sees every restored output as up to date;
 4. writes ``audit.json`` (the restored run audited, the audit rule's output) last.
 
-A restored artifact has no Snakemake metadata, so Snakemake alone cannot see a later change to its
-step's code or parameters: ``stale_artifacts`` lists what the audit calls stale, and ``make
-reference`` / ``make reproduce`` pass it to ``snakemake --forcerun``.
+A copied file carries no Snakemake metadata, so Snakemake alone could not see a later change to
+its step's code or parameters. ``record_for_snakemake`` (called by ``attnrank restore``) lets
+Snakemake record it through its own interface: ``snakemake --touch --forceall`` over the restored
+scale writes every job's metadata (its params, the step's code hash among them) as if it had run,
+touching the outputs in DAG order. Plain ``snakemake`` then reruns a job whose code hash or
+parameters change, and everything below it, as in a self-made run (a comment stales nothing).
+``stale_artifacts`` lists what the audit calls stale; ``make reference`` / ``make reproduce``
+also pass it to ``snakemake --forcerun`` (which adds what Snakemake cannot see: an artifact
+edited by hand).
 
 Refuses a ``run_dir`` that already holds artifacts (``replace=True`` empties it first).
 """
@@ -23,6 +29,8 @@ from __future__ import annotations
 
 import os
 import shutil
+import subprocess
+import sys
 import time
 from collections.abc import Mapping
 from dataclasses import dataclass, field
@@ -148,3 +156,30 @@ def stale_artifacts(run_dir: str | Path, config: Mapping[str, Any]) -> list[str]
     return sorted(f.path for f in report.findings
                   if f.category in STALE_CATEGORIES and f.path in plan.by_output
                   and (run_dir / f.path).exists())
+
+
+def record_for_snakemake(run_dir: str | Path, config_file: str | Path | None = None) -> str:
+    """Write Snakemake's metadata for a restored ``run_dir`` (``<workflow>/results/<scale>``):
+    ``snakemake --touch --forceall --config scale=<scale>`` run in the workflow folder, so every
+    job of the scale is recorded with its current params (module docstring). Returns one line
+    saying what was done; a run folder that is not ``results/<scale>`` of a folder with a
+    Snakefile is left alone (the line says how to rerun it instead)."""
+    run_dir = Path(run_dir).resolve()
+    workdir, scale = run_dir.parents[1], run_dir.name
+    if run_dir.parent.name != "results" or not (workdir / "Snakefile").is_file():
+        return (f"{run_dir.name}: not results/<scale> of a workflow folder, so no Snakemake "
+                "metadata was written; rerun it with --forcerun $(python -m attnrank stale ...)")
+    local = Path(sys.executable).with_name("snakemake")
+    exe = str(local) if local.exists() else shutil.which("snakemake")
+    if exe is None:
+        raise FileNotFoundError("snakemake: not found beside this interpreter nor on PATH")
+    argv = [exe, "--touch", "--forceall", "--cores", "1", "--quiet", "all",
+            "--config", f"scale={scale}"]
+    if config_file is not None and Path(config_file).resolve() != workdir / "config.yaml":
+        argv += ["--configfile", str(Path(config_file).resolve())]
+    done = subprocess.run(argv, cwd=workdir, capture_output=True, text=True)
+    if done.returncode:
+        raise RuntimeError(f"{' '.join(argv[1:4])} in {workdir} failed (the files are restored; "
+                           f"Snakemake's metadata is not):\n{done.stderr[-3000:]}")
+    return (f"snakemake: metadata of every {scale} job recorded (--touch --forceall), so plain "
+            "snakemake reruns what a later code or config change stales")
