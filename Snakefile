@@ -3,7 +3,6 @@
 #   snakemake --cores all                        full reproduction (paper scale)
 #   snakemake --cores all --config scale=smoke   the same DAG on small grids
 #   snakemake results/smoke/figures/minip_witness.pdf   one figure: the scale follows from the path
-import os
 import sys
 from pathlib import Path
 
@@ -11,12 +10,12 @@ from snakemake.utils import min_version
 
 min_version("9.0")
 sys.path.insert(0, str(Path(workflow.basedir) / "src"))
-# Every job's `python` is the interpreter that runs this workflow: a venv's snakemake called by
-# path (`.venv/bin/snakemake`, the venv not activated) runs the package with the venv's python,
-# here and on a Slurm node (a job inherits PATH and reruns this file). An activated conda env of
-# --use-conda still comes first (it is prepended inside the job's shell).
-os.environ["PATH"] = os.pathsep.join([str(Path(sys.executable).parent), os.environ.get("PATH", "")])
 from attnrank.pipeline import configcheck  # noqa: E402
+from attnrank.pipeline.runner import interpreter_first_on_path  # noqa: E402
+
+# every job's `python` is the interpreter that runs this workflow (.venv/bin/snakemake, the venv
+# not activated, runs the venv's python)
+interpreter_first_on_path()
 
 SCHEMA = Path(workflow.basedir) / "workflow" / "schemas" / "config.schema.yaml"
 

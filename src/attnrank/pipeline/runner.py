@@ -13,6 +13,7 @@ from __future__ import annotations
 import argparse
 import logging
 import os
+import sys
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any
@@ -43,6 +44,17 @@ def compile_cache(first_output: str) -> Path:
     out = Path(first_output).resolve()
     folder = next((p for p in out.parents if p.parent.name == "results"), out.parent)
     return folder / CACHE_DIR / "inductor"
+
+
+def interpreter_first_on_path() -> None:
+    """Put the directory of the running interpreter first on PATH (the workflow calls this as it
+    loads), so every job's ``python`` is the interpreter that runs Snakemake: a venv's snakemake
+    called by path, the venv not activated, runs the package with the venv's python, here and on
+    a Slurm node (a job inherits PATH and loads the workflow again). A conda env of --use-conda
+    still comes first (it is prepended inside the job's shell)."""
+    first = str(Path(sys.executable).parent)
+    rest = [p for p in os.environ.get("PATH", "").split(os.pathsep) if p and p != first]
+    os.environ["PATH"] = os.pathsep.join([first, *rest])
 
 
 def set_threads(n: int) -> None:
