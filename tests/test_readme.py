@@ -141,9 +141,10 @@ def test_summary_has_the_required_keys():
 def test_time_table_renders_every_number_from_the_summary():
     from attnrank.publish.readme import times_section
 
-    text = times_section(_summary(full=1500.0))
+    text = times_section(_summary(full=3000.0))
     assert "4.1 min (245 s) ✓" not in text  # 245 s is over the 2-minute smoke target
-    assert "4.1 min (245 s) ✗" in text and "25.0 min (1,500 s) ✗" in text
+    assert "4.1 min (245 s) ✗" in text and "50.0 min (3,000 s) ✗" in text  # over 45 min
+    assert "25.0 min (1,500 s) ✓" in times_section(_summary(full=1500.0))
     for fam, ratio in (("surrogate", "15.25× "), ("attention", "4.00×"), ("table", "1.50×"),
                        ("mlp", "1.73×"), ("dense", "1.70×")):
         row = next(line for line in text.splitlines() if f"trainer, {fam} |" in line)
