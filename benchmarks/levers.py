@@ -5,8 +5,9 @@ of the old code (``--old``, default 46553b6, the reference before the speed work
 tree's code running the same real jobs on the same machine, one after the other:
 
 * every study of ``benchmarks/budgets.py`` is represented by its largest real job(s) of the full
-  plan (``JOBS``; the old code's own parameters come from the committed reference's sidecar of the
-  same artifact, the new code's from the plan of this tree);
+  plan (``JOBS``; the old code's parameters and command come from the old commit's reference
+  sidecar of the same artifact, the new code's parameters from the plan of this tree and its
+  command from this tree's reference sidecar);
 * a training job runs twice per side, cut to K₁ and K₂ optimizer steps with the logged steps
   scaled so that both runs evaluate as often as the full job does; the difference gives the
   seconds per step and the rest the fixed seconds (start-up, data, evaluations, compile), so the
@@ -16,21 +17,24 @@ tree's code running the same real jobs on the same machine, one after the other:
   so its difference is noise);
 * a job without steps (entropic_predict) runs whole once per side;
 * each run is a fresh process (``python -m attnrank <step> ...``, one thread), its CPU seconds
-  from ``resource.getrusage`` of the child, so another process on the machine slows wall time
-  more than the figures here; with ``--jobs 2`` two probes run at once (one per core, as the
-  pipeline runs two jobs), each probe's old and new runs one after the other, so both sides run
-  beside the same kind of neighbour;
+  from the child's own rusage (``os.wait4``); ``--jobs 2`` runs two probes at once (one per core,
+  as the pipeline runs two jobs) and halves the time, but a neighbour at another phase of its
+  job moves a memory-bound probe's seconds by ±20 % (measured: Paper A's surrogate and ladder,
+  whose code did not change, came out at 0.81-0.91x), so the recorded run uses ``--jobs 1`` on
+  an otherwise idle machine;
 * after K₂ steps the largest difference of the final train loss and of every parameter the two
   sides share is recorded (the new code may reorder float operations; it never changes the task).
 
 Each study's ratio is the sum of its jobs' predicted old seconds over their new seconds; the
-whole-DAG figure ``dag_weighted_ratio`` weighs the studies by the committed reference's job seconds
+whole-DAG figure ``dag_weighted_ratio`` weighs the studies by the old commit's reference job seconds
 (sidecar ``duration_s``): Σ ref_s / Σ (ref_s / ratio), i.e. how many times fewer job seconds the
 whole DAG takes. Results: benchmarks/results/levers.json (no machine paths).
 
-    .venv/bin/python benchmarks/levers.py --jobs 2              # every study (≈ 30 min on 2 cores)
+    .venv/bin/python benchmarks/levers.py                       # every study (≈ 45 min, one core)
     .venv/bin/python benchmarks/levers.py --study beyond --k 40 80
     .venv/bin/python benchmarks/levers.py --table-only --run results/reference   # the docs table
+    .venv/bin/python benchmarks/levers.py --whole --artifacts minip/capacity/scratch_long/metrics.parquet \
+        --out benchmarks/results/levers_whole.json      # full jobs, no prediction (calibration)
 """
 
 from __future__ import annotations
@@ -172,23 +176,26 @@ def differences(old: Path, new: Path) -> dict[str, float | None]:
     return out
 
 
-def measure(probe: Probe, old_src: Path, plan: Any, ks: tuple[int, int], tmp: Path
-            ) -> dict[str, Any]:
-    """Both sides of one probe job (module docstring)."""
-    sidecar = json.loads((REFERENCE / (probe.artifact + SIDECAR)).read_text())
+def measure(probe: Probe, old_root: Path, plan: Any, ks: tuple[int, int], tmp: Path,
+            whole: bool = False) -> dict[str, Any]:
+    """Both sides of one probe job (module docstring); ``old_root``: the old commit's worktree."""
+    sidecar = json.loads((old_root / "results" / "reference" / (probe.artifact + SIDECAR))
+                         .read_text())
+    new_sidecar = json.loads((REFERENCE / (probe.artifact + SIDECAR)).read_text())
     new_params = plan.run_for(probe.artifact).params
     steps = full_steps(new_params)
     sides: dict[str, Any] = {}
-    for side, src, params in (("old", old_src, sidecar["params"]),
-                              ("new", ROOT / "src", new_params)):
+    for side, src, params, template in (
+            ("old", old_root / "src", sidecar["params"], sidecar["command"]),
+            ("new", ROOT / "src", new_params, new_sidecar["command"])):
         cache = tmp / f"cache-{side}"
         shutil.rmtree(cache, ignore_errors=True)
         runs = {}
-        if steps is None:
+        if steps is None or whole:
             out = tmp / side
             shutil.rmtree(out, ignore_errors=True)
             out.mkdir(parents=True)
-            runs["whole"] = run(command(sidecar["command"], params, out), src, cache,
+            runs["whole"] = run(command(template, params, out), src, cache,
                                 out / "run.log")
             sides[side] = {"runs": runs, "predicted_s": runs["whole"]["cpu_s"]}
             continue
@@ -197,7 +204,7 @@ def measure(probe: Probe, old_src: Path, plan: Any, ks: tuple[int, int], tmp: Pa
             out = tmp / (side if label == "k2_cold" else f"{side}-{label}")
             shutil.rmtree(out, ignore_errors=True)
             out.mkdir(parents=True)
-            runs[label] = run(command(sidecar["command"], cut(params, k), out), src, cache,
+            runs[label] = run(command(template, cut(params, k), out), src, cache,
                               out / "run.log")
         per_step = (runs["k2"]["cpu_s"] - runs["k1"]["cpu_s"]) / (ks[1] - ks[0])
         fixed = runs["k2"]["cpu_s"] - ks[1] * per_step
@@ -207,7 +214,7 @@ def measure(probe: Probe, old_src: Path, plan: Any, ks: tuple[int, int], tmp: Pa
     result = {"study": probe.study, "artifact": probe.artifact, "steps": steps,
               "reference_s": sidecar.get("duration_s"), **sides,
               "ratio": round(sides["old"]["predicted_s"] / sides["new"]["predicted_s"], 3)}
-    if steps is not None:
+    if steps is not None and not whole:
         result["step_ratio"] = round(sides["old"]["per_step_ms"] / sides["new"]["per_step_ms"], 3)
         result["max_difference_after_k2"] = differences(tmp / "old", tmp / "new")
     return result
@@ -218,7 +225,7 @@ def summarize(results: list[dict[str, Any]], reference_s: dict[str, float]) -> d
     by the reference's job seconds (studies without a probe count at ratio 1)."""
     studies: dict[str, Any] = {}
     for study, ref in reference_s.items():
-        probes = [r for r in results if r["study"] == study]
+        probes = [r for r in results if r["study"] == study and "error" not in r]
         ratio = (sum(r["old"]["predicted_s"] for r in probes)
                  / sum(r["new"]["predicted_s"] for r in probes)) if probes else 1.0
         studies[study] = {"reference_job_s": round(ref, 1), "ratio": round(ratio, 3),
@@ -248,11 +255,27 @@ def study_table(report: dict[str, Any], old_run: dict[str, float],
     return "\n".join(lines)
 
 
-def write_table(doc: Path, table: str, note: str) -> None:
-    """Replace the text between the levers markers of ``doc``."""
+WHOLE_MARKERS = ("<!-- whole:start -->", "<!-- whole:end -->")
+
+
+def whole_table(report: dict[str, Any]) -> str:
+    """Markdown: each probe run whole, old code then new, alone (``--whole``)."""
+    lines = ["| probe (full job) | old, CPU s | new, CPU s (compile cold) | old ÷ new |",
+             "| --- | ---: | ---: | ---: |"]
+    for r in report["jobs"]:
+        if "error" in r:
+            lines.append(f"| {r['artifact']} | failed | failed | — |")
+            continue
+        lines.append(f"| {r['artifact']} | {r['old']['predicted_s']:,.1f} | "
+                     f"{r['new']['predicted_s']:,.1f} | {r['ratio']:.2f}× |")
+    return "\n".join(lines)
+
+
+def write_table(doc: Path, table: str, note: str, markers: tuple[str, str] = MARKERS) -> None:
+    """Replace the text between ``markers`` of ``doc``."""
     text = doc.read_text()
-    start, end = (text.index(m) for m in MARKERS)
-    doc.write_text(text[:start + len(MARKERS[0])] + "\n" + note + "\n\n" + table + "\n"
+    start, end = (text.index(m) for m in markers)
+    doc.write_text(text[:start + len(markers[0])] + "\n" + note + "\n\n" + table + "\n"
                    + text[end:])
 
 
@@ -262,6 +285,10 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--old", default=OLD, help=f"the old commit (default {OLD})")
     ap.add_argument("--k", type=int, nargs=2, default=(100, 300), metavar=("K1", "K2"))
     ap.add_argument("--study", help="only the probes whose study contains this text")
+    ap.add_argument("--artifacts", nargs="+", help="only these probes (their artifacts)")
+    ap.add_argument("--whole", action="store_true", help="run each probe's full job once per "
+                    "side instead of cutting it (a calibration of the prediction; the new side "
+                    "starts with an empty inductor cache, so its compile is cold)")
     ap.add_argument("--jobs", type=int, default=1, help="probes measured at once (each probe's "
                     "old and new runs stay one after the other, so both sides share the load)")
     ap.add_argument("--out", default=str(ROOT / "benchmarks" / "results" / "levers.json"))
@@ -278,23 +305,36 @@ def main(argv: list[str] | None = None) -> int:
                     f"Generated by `benchmarks/levers.py --table-only` from "
                     f"`benchmarks/results/levers.json` ({report['generated'][:10]})"
                     + (f" and the sidecars of `{a.run}`" if a.run else "") + ".")
+        whole = Path(a.out).with_name("levers_whole.json")
+        if whole.exists():
+            report = json.loads(whole.read_text())
+            write_table(ROOT / "docs" / "performance.md", whole_table(report),
+                        f"Generated by `benchmarks/levers.py --table-only` from "
+                        f"`benchmarks/results/{whole.name}` ({report['generated'][:10]}).",
+                        WHOLE_MARKERS)
         return 0
     sys.path.insert(0, str(ROOT / "src"))
     from attnrank.pipeline.plan import build_plan
     from attnrank.publish.audit import load_config
 
     plan = build_plan(load_config(ROOT / "config.yaml"), "full")
-    reference_s = job_seconds(read_sidecars(REFERENCE))
-    probes = [p for p in JOBS if a.study is None or a.study in p.study]
+    probes = [p for p in JOBS if (a.study is None or a.study in p.study)
+              and (a.artifacts is None or p.artifact in a.artifacts)]
     with tempfile.TemporaryDirectory(prefix="attnrank-levers-") as tmp_name:
         tmp = Path(tmp_name)
         old_src = tmp / "old"
         subprocess.run(["git", "-C", str(ROOT), "worktree", "add", "--detach", "-f", str(old_src),
                         a.old], check=True, capture_output=True)
         try:
+            reference_s = job_seconds(read_sidecars(old_src / "results" / "reference"))
+
             def one(p: Probe) -> dict[str, Any]:
                 slug = re.sub("[^a-z0-9]", "_", p.artifact)
-                r = measure(p, old_src / "src", plan, tuple(a.k), tmp / "runs" / slug)
+                try:
+                    r = measure(p, old_src, plan, tuple(a.k), tmp / "runs" / slug, a.whole)
+                except RuntimeError as err:  # one failed probe is reported, the others kept
+                    print(f"{p.artifact}: FAILED\n{err}", flush=True)
+                    return {"study": p.study, "artifact": p.artifact, "error": str(err)[-2000:]}
                 print(f"{p.artifact:55s} old {r['old']['predicted_s']:8.1f} s  new "
                       f"{r['new']['predicted_s']:8.1f} s  ×{r['ratio']:.2f}", flush=True)
                 return r
@@ -309,7 +349,8 @@ def main(argv: list[str] | None = None) -> int:
               "machine": {"cores": os.cpu_count(), "processor": platform.processor() or None,
                           "python": platform.python_version()},
               "note": __doc__.split("\n\n")[0], "jobs": results}
-    if a.study is None:
+    report["whole"] = a.whole
+    if a.study is None and a.artifacts is None and not a.whole:
         report |= summarize(results, reference_s)
     Path(a.out).write_text(json.dumps(report, indent=2) + "\n")
     print(f"levers: {a.out}" + (f"  dag_weighted_ratio ×{report['dag_weighted_ratio']:.2f}"
