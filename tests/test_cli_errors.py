@@ -17,6 +17,7 @@ import pandas as pd
 import pytest
 
 from attnrank import cli
+from attnrank.pipeline import errors
 
 TABLE = json.dumps({"select": "all", "max_rank_only": False})
 TRACEBACK = "Traceback (most recent call last)"
@@ -190,17 +191,17 @@ def test_a_corrupt_npy_member_is_diagnosed_on_a_full_read(tmp_path):
         buf = io.BytesIO()
         np.save(buf, np.arange(10.0))
         z.writestr("a.npy", buf.getvalue()[:20])  # the header cut short
-    cli._open_input(path)  # the directory is fine
-    why = cli.unreadable_input(path)
+    errors._open_input(path)  # the directory is fine
+    why = errors.unreadable_input(path)
     assert why is not None and str(path) in why and "npz archive" in why
-    assert cli.unreadable_input(good_table(tmp_path / "t.parquet")) is None
+    assert errors.unreadable_input(good_table(tmp_path / "t.parquet")) is None
 
 
 def test_missing_key_names_the_tables_that_lack_it(tmp_path):
     a, b = good_table(tmp_path / "a.parquet"), good_table(tmp_path / "b.parquet", x=[1])
     args = cli.build_parser().parse_args(["table", "--inputs", str(a), str(b), "--out", "o"])
     args.params = {"select": "all"}
-    message = cli.missing_key("x", args)
+    message = errors.missing_key("x", args)
     assert str(a) in message and "rank, final" in message and str(b) not in message
-    assert "--params" in cli.missing_key("nowhere", args)  # neither a column nor a key
-    assert cli.missing_key("select", args).startswith("input table")  # a key: the column is meant
+    assert "--params" in errors.missing_key("nowhere", args)  # neither a column nor a key
+    assert errors.missing_key("select", args).startswith("input table")  # a key: the column is meant
