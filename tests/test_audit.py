@@ -136,7 +136,7 @@ def test_comments_docstrings_and_formatting_of_every_module_stale_nothing(run, c
 @pytest.mark.parametrize("module", [
     "pipeline/progress.py", "pipeline/recovery.py", "pipeline/checkpoint.py",
     "pipeline/provenance.py", "pipeline/registry.py", "pipeline/plan.py", "pipeline/codehash.py",
-    "publish/audit.py", "cli.py"])
+    "pipeline/runner.py", "pipeline/errors.py", "publish/audit.py", "cli.py"])
 def test_an_edit_to_run_control_stales_nothing(run, config, pkg, module):
     _append(pkg / module, "\n_AN_EDIT = 1\n\ndef _also_new():\n    return _AN_EDIT\n")
     report = audit_run(run, config, code_hash=_hashes_of(pkg))
@@ -147,10 +147,10 @@ def test_registering_a_new_step_stales_nothing(run, config, pkg):
     (pkg / "minip" / "experiments" / "new_study.py").write_text(
         "from attnrank.minip.models import KernelAttention\n\n\ndef step(job):\n"
         "    return {'out': KernelAttention}\n")
-    _append(pkg / "pipeline" / "registry.py",
+    _append(pkg / "pipeline" / "registry.py",  # its command comes from this entry, not cli.py
             '\nSTEPS["minip_new_study"] = Step("minip_new_study", "minip-new-study",'
-            ' "attnrank.minip.experiments.new_study")\n')
-    _append(pkg / "cli.py", "\n\ndef cmd_minip_new_study(a):\n    return None\n")
+            ' "attnrank.minip.experiments.new_study", "a new study", "compute",'
+            ' "attnrank.minip.jobs.MinipConstructionsJob", outputs=(Arg("--out"),))\n')
     report = audit_run(run, config, code_hash=_hashes_of(pkg))
     assert report.ok, report.summary()
     assert closure_hash(("attnrank.minip.experiments.new_study",), pkg)  # it has a hash of its own

@@ -25,21 +25,15 @@ from pathlib import Path
 from typing import Any, NoReturn
 
 from attnrank.pipeline.errors import check_inputs, check_outputs, json_object, user_error
-from attnrank.pipeline.runner import (
-    CHECKPOINT_ENV,
-    cpu_step,
-    seed_record,
-    set_threads,
-    table_step,
-    train_step,
-)
+from attnrank.pipeline.registry import STEPS, Step
+from attnrank.pipeline.runner import CHECKPOINT_ENV, run_step
 
 log = logging.getLogger("attnrank")
 
 PROG = "python -m attnrank"
 JSON_ARGS = ("params", "wildcards")  # parsed in main(), so that -v shows where a bad one failed
-OUTPUT_ARGS = ("out", "csv", "md", "html", "metrics", "weights", "summary", "spectra", "ranks",
-               "loss", "json")  # every file a command writes (checked before any work)
+# every file a command writes (checked before any work): the steps' outputs, audit's and compare's
+OUTPUT_ARGS = tuple(dict.fromkeys([*(o.dest for s in STEPS.values() for o in s.outputs), "json"]))
 
 
 class _Parser(argparse.ArgumentParser):
@@ -49,16 +43,8 @@ class _Parser(argparse.ArgumentParser):
         self.exit(2, f"{self.prog}: error: {message} (see `{self.prog} --help`)\n")
 
 
-def _common(p: argparse.ArgumentParser) -> None:
-    p.add_argument("--params", default="{}", help="the step's resolved parameters "
-                   "(its typed job as a JSON object)")
-    p.add_argument("--rule", default=None, help="the Snakemake rule (provenance; default: the step)")
-    p.add_argument("--wildcards", default="{}", help="wildcards (JSON object, provenance)")
-
-
-
-
 def _checkpoint_every(text: str) -> int:
+    """The --checkpoint-every value: an integer ≥ 0; a usage error otherwise."""
     try:
         value = int(text)
     except ValueError:
@@ -68,157 +54,12 @@ def _checkpoint_every(text: str) -> int:
     return value
 
 
-def cmd_minip_train(a: argparse.Namespace) -> None:
-    from attnrank.minip.experiments.train import step
-    from attnrank.minip.jobs import MinipTrainJob
-
-    job = MinipTrainJob.from_dict(a.params)
-    train_step(a, "minip_train", job, step, a.metrics,
-              f"minip {job.experiment}/{job.instance}", seed_record(job))
-
-
-def cmd_minip_capacity(a: argparse.Namespace) -> None:
-    from attnrank.minip.experiments.capacity import step
-    from attnrank.minip.jobs import MinipCapacityJob
-
-    job = MinipCapacityJob.from_dict(a.params)
-    train_step(a, "minip_capacity_train", job, step, a.metrics,
-              f"minip capacity {job.instance}", seed_record(job))
-
-
-def cmd_minip_constructions(a: argparse.Namespace) -> None:
-    from attnrank.minip.experiments.constructions import step
-    from attnrank.minip.jobs import MinipConstructionsJob
-
-    cpu_step(a, "minip_constructions", MinipConstructionsJob.from_dict(a.params), step,
-              {"experiment": "constructions"})
-
-
-def cmd_minip_information_bound(a: argparse.Namespace) -> None:
-    from attnrank.minip.experiments.constructions import information_bound_step
-    from attnrank.minip.jobs import InformationBoundJob
-
-    table_step(a, "minip_information_bound", InformationBoundJob.from_dict(a.params),
-                information_bound_step, a.inputs)
-
-
-def cmd_minip_witness_families(a: argparse.Namespace) -> None:
-    from attnrank.minip.experiments.witness_families import step
-    from attnrank.minip.jobs import WitnessFamiliesTableJob
-
-    set_threads(a.threads)
-    table_step(a, "minip_witness_families", WitnessFamiliesTableJob.from_dict(a.params), step,
-                a.inputs)
-
-
-def cmd_minip_restarts(a: argparse.Namespace) -> None:
-    from attnrank.minip.experiments.restarts import step
-    from attnrank.minip.jobs import MinipRestartsJob
-
-    job = MinipRestartsJob.from_dict(a.params)
-    train_step(a, "minip_restarts_train", job, step, a.metrics,
-              f"minip restarts {job.case} ({job.train.experiment}/{job.train.instance} "
-              f"{job.model})",
-              seed_record(job.train) | {"seeds": job.seeds,
-                                  "role": "the training job's init and data stream"})
-
-
-def cmd_minip_beyond(a: argparse.Namespace) -> None:
-    from attnrank.minip.beyond.jobs import MinipBeyondJob
-    from attnrank.minip.experiments.beyond import step
-
-    job = MinipBeyondJob.from_dict(a.params)
-    train_step(a, "minip_beyond_train", job, step, a.metrics,
-              f"minip {job.experiment}/{job.instance}/{'+'.join(job.families)}",
-              seed_record(job.train) | {
-                  "experiment": job.experiment, "instance": job.instance,
-                  "role": f"init from ({job.experiment}, {job.instance}, seed, group tag); data "
-                          f"from {job.train.experiment}/{job.train.instance}'s stream"})
-
-
-def cmd_minip_beyond_growth(a: argparse.Namespace) -> None:
-    from attnrank.minip.beyond.growth import step
-    from attnrank.minip.beyond.jobs import BeyondGrowthJob
-
-    table_step(a, "minip_beyond_growth", BeyondGrowthJob.from_dict(a.params), step, a.inputs)
-
-
-def cmd_minip_restarts_tables(a: argparse.Namespace) -> None:
-    from attnrank.minip.jobs import RestartsTableJob
-    from attnrank.minip.restarts import step
-
-    table_step(a, "minip_restarts_tables", RestartsTableJob.from_dict(a.params), step, a.inputs)
-
-
-def cmd_entropic_train(a: argparse.Namespace) -> None:
-    import importlib
-
-    from attnrank.entropic.jobs import TRAIN_JOBS
-
-    exp = a.params.get("experiment")
-    if exp not in TRAIN_JOBS:
-        raise ValueError(f"params.experiment must be one of {', '.join(TRAIN_JOBS)}, got {exp!r}")
-    job = TRAIN_JOBS[exp].from_dict(a.params)
-    step = importlib.import_module(f"attnrank.entropic.experiments.{exp}").step
-    train_step(a, f"entropic_{exp}_train", job, step, a.metrics,
-              f"entropic {exp}/{job.instance}", seed_record(job))
-
-
-def cmd_entropic_predict(a: argparse.Namespace) -> None:
-    from attnrank.entropic.experiments.predict import step
-    from attnrank.entropic.jobs import PredictJob
-
-    job = PredictJob.from_dict(a.params)
-    cpu_step(a, "entropic_predict", job, step, seed_record(job))
-
-
-def cmd_language_corpora(a: argparse.Namespace) -> None:
-    from attnrank.language.experiments.corpora import step
-    from attnrank.language.jobs import LanguageCorporaJob
-
-    cpu_step(a, "language_corpora", LanguageCorporaJob.from_dict(a.params), step,
-              {"scheme": "(language, corpus, builtin)"})
-
-
-def cmd_language_train(a: argparse.Namespace) -> None:
-    from attnrank.language.experiments.train import step
-    from attnrank.language.jobs import LanguageTrainJob
-
-    job = LanguageTrainJob.from_dict(a.params)
-    train_step(a, "language_train", job, step, a.ranks, f"language {job.corpus}",
-              {"scheme": "init (language, init, seed index); batches (language, corpus, "
-               "seed index, batches)", "corpus": job.corpus, "seeds": job.seeds,
-               "seed_offset": job.seed_offset})
-
-
-def cmd_table(a: argparse.Namespace) -> None:
-    from attnrank.core.table_job import TableJob
-    from attnrank.core.tables import step
-
-    table_step(a, "table", TableJob.from_dict(a.params), step, a.inputs)
-
-
-def cmd_figure(a: argparse.Namespace) -> None:
-    from attnrank.core.figures import draw
-    from attnrank.pipeline.provenance import Run
-    from attnrank.pipeline.registry import FIGURES
-
-    if a.name not in FIGURES:
-        raise ValueError(f"unknown figure {a.name!r}; registered: {', '.join(FIGURES)}")
-    run = Run("figure", a.params, a.inputs, a.wildcards, rule=a.rule, figure=a.name)
-    outs = draw(a.name, a.inputs, a.out, a.params)
-    run.finish(outs)
-
-
-def cmd_claims(a: argparse.Namespace) -> None:
-    from attnrank.claims import step
-    from attnrank.pipeline.provenance import Run
-
-    run = Run("claims", a.params, a.inputs, a.wildcards, rule=a.rule)
-    run.finish(step(a.inputs, a.params, a.md, a.csv, a.html))
+# The publishing and maintenance commands: each calls one function of ``publish/`` or
+# ``pipeline/configcheck.py`` (their arguments are in build_parser).
 
 
 def cmd_audit(a: argparse.Namespace) -> int:
+    """Audit a run folder (print the report, --json writes it); exit 1 on any finding."""
     from attnrank.publish.audit import audit_run, load_config
 
     report = audit_run(Path(a.run), load_config(a.config), scale=a.scale)
@@ -232,6 +73,7 @@ def cmd_audit(a: argparse.Namespace) -> int:
 
 
 def cmd_check_config(a: argparse.Namespace) -> int:
+    """Check the merged config files as the workflow does; exit 1 with one line per problem."""
     from attnrank.pipeline import configcheck
 
     files = ([a.base] if a.base else []) + list(a.configfiles)
@@ -254,6 +96,7 @@ def cmd_check_config(a: argparse.Namespace) -> int:
 
 
 def cmd_compare(a: argparse.Namespace) -> int:
+    """Compare a run with a reference (print the report, --json writes it); exit 1 on a difference."""
     from attnrank.publish.compare import compare_runs
 
     report = compare_runs(Path(a.run), Path(a.ref), abs_tol=a.abs_tol, rtol=a.rtol, k=a.k,
@@ -267,6 +110,7 @@ def cmd_compare(a: argparse.Namespace) -> int:
 
 
 def cmd_reference(a: argparse.Namespace) -> None:
+    """Publish a finished run as the reference; refuses a dirty tree unless --allow-dirty."""
     from attnrank.publish.reference import git_is_clean, publish_reference
 
     if not a.allow_dirty:
@@ -279,6 +123,7 @@ def cmd_reference(a: argparse.Namespace) -> None:
 
 
 def cmd_restore(a: argparse.Namespace) -> int:
+    """Restore a run folder from the reference and record it for Snakemake."""
     from attnrank.publish.audit import load_config
     from attnrank.publish.restore import record_for_snakemake, restore_reference
 
@@ -294,6 +139,7 @@ def cmd_restore(a: argparse.Namespace) -> int:
 
 
 def cmd_stale(a: argparse.Namespace) -> int:
+    """Print the artifacts of a run folder that a rerun must make again, one a line."""
     from attnrank.publish.audit import load_config
     from attnrank.publish.restore import stale_artifacts
 
@@ -318,6 +164,7 @@ HELDOUT_RECORD = "benchmarks/results/heldout_run.json"
 
 
 def cmd_readme(a: argparse.Namespace) -> int:
+    """Rewrite (--check: compare) README's results and held-out sections."""
     from attnrank.publish.readme import update_heldout, update_readme
 
     changed = update_readme(Path(a.readme), Path(a.reference), check=a.check)
@@ -347,169 +194,54 @@ def cmd_heldout(a: argparse.Namespace) -> int:
 
 
 def cmd_readme_times(a: argparse.Namespace) -> int:
+    """Rewrite (--check: compare) the run-time table of docs/performance.md."""
     from attnrank.publish.readme import update_times
 
     changed = update_times(Path(a.readme), Path(a.summary), check=a.check)
     return _report_section(a, changed, "time table", a.summary, "make bench")
 
 
-def _output(p: argparse.ArgumentParser, flag: str, required: bool = True, help: str | None = None,
-            companions: tuple[str, ...] = ()) -> None:
-    """An output path of a step. Before the step runs, what an interrupted run left for it is
-    cleared (``provenance.clear_interrupted``), also for each companion file (the same path with
-    another suffix, e.g. a figure's .png beside its .pdf)."""
-    action = p.add_argument(flag, required=required, default=None, help=help)
-    p.set_defaults(outputs_=[*(p.get_default("outputs_") or []), (action.dest, companions)])
-
-
-def _output_paths(args: argparse.Namespace) -> list[Path]:
-    """Every output path (with its companions) of the parsed step command."""
-    paths = []
-    for dest, companions in getattr(args, "outputs_", None) or []:
-        value = getattr(args, dest)
-        if value:
-            paths += [Path(value), *(Path(value).with_suffix(s) for s in companions)]
-    return paths
-
-
-def _training(p: argparse.ArgumentParser, weights: bool = True) -> None:
-    """Outputs and device options shared by the training commands."""
-    _output(p, "--metrics", help="output metrics table (.parquet)")
-    if weights:
-        _output(p, "--weights", help="output final weights (.npz)")
-    _device_options(p)
-
-
-def _device_options(p: argparse.ArgumentParser) -> None:
-    """Device, threads and checkpoint interval of a training command."""
-    p.add_argument("--device", default="auto", choices=["auto", "cpu", "cuda"])
-    p.add_argument("--threads", type=int, default=1)
-    p.add_argument("--checkpoint-every", type=_checkpoint_every,
-                   default=os.environ.get(CHECKPOINT_ENV, "0"),
-                   help="save a checkpoint beside the first output every N steps and resume from "
-                   f"it when rerun (0: never; default: ${CHECKPOINT_ENV}, which the workflow sets "
-                   "from config checkpoint_every, else 0)")
+def add_step_command(sub: Any, step: Step) -> None:
+    """The subcommand of a registered step, from its registry entry: --params, --rule and
+    --wildcards, the figure's name, --inputs, the outputs, then --threads or the device options
+    of a training step; it runs ``runner.run_step``."""
+    p = sub.add_parser(step.command, help=step.help)
+    p.add_argument("--params", default="{}", help="the step's resolved parameters "
+                   "(its typed job as a JSON object)")
+    p.add_argument("--rule", default=None, help="the Snakemake rule (provenance; default: the step)")
+    p.add_argument("--wildcards", default="{}", help="wildcards (JSON object, provenance)")
+    if step.kind == "figure":
+        p.add_argument("name")
+    if step.inputs is not None:
+        p.add_argument(step.inputs.flag, nargs=step.inputs.nargs, required=True,
+                       help=step.inputs.help)
+    for out in step.outputs:
+        p.add_argument(out.flag, required=out.required, default=None, help=out.help)
+    if step.kind == "train":
+        p.add_argument("--device", default="auto", choices=["auto", "cpu", "cuda"])
+        p.add_argument("--threads", type=int, default=1)
+        p.add_argument("--checkpoint-every", type=_checkpoint_every,
+                       default=os.environ.get(CHECKPOINT_ENV, "0"),
+                       help="save a checkpoint beside the first output every N steps and resume "
+                       f"from it when rerun (0: never; default: ${CHECKPOINT_ENV}, which the "
+                       "workflow sets from config checkpoint_every, else 0)")
+    elif step.threads:
+        p.add_argument("--threads", type=int, default=1)
+    p.set_defaults(func=run_step)
 
 
 def build_parser() -> argparse.ArgumentParser:
+    """The parser of every command: one per registered step command (in registry order; steps
+    sharing a command share its flags), then the publishing and maintenance commands."""
     parser = _Parser(prog=PROG, description=__doc__)
     parser.add_argument("-v", "--verbose", action="store_true",
                         help="debug logging; a failure shows its traceback")
     sub = parser.add_subparsers(dest="command", required=True)
-
-    p = sub.add_parser("minip-train", help="train one Min-IP task instance (all ranks × seeds)")
-    _common(p)
-    _training(p)
-    p.set_defaults(func=cmd_minip_train)
-
-    p = sub.add_parser("minip-capacity", help="capacity-or-optimization probe (one instance)")
-    _common(p)
-    _training(p, weights=False)
-    p.set_defaults(func=cmd_minip_capacity)
-
-    p = sub.add_parser("minip-constructions", help="evaluate the hand-built constructions")
-    _common(p)
-    _output(p, "--out")
-    p.add_argument("--threads", type=int, default=1)
-    p.set_defaults(func=cmd_minip_constructions)
-
-    p = sub.add_parser("minip-information-bound", help="B5 transcript bound table")
-    _common(p)
-    p.add_argument("--inputs", nargs="+", required=True)
-    _output(p, "--out")
-    _output(p, "--csv")
-    p.set_defaults(func=cmd_minip_information_bound)
-
-    p = sub.add_parser("minip-witness-families", help="the witness-families table: every "
-                       "family's heads rebuilt from their weights, which inputs fail, a summary")
-    _common(p)
-    p.add_argument("--inputs", nargs="+", required=True,
-                   help="metrics (.parquet) then weights (.npz) of every family, in the job's order")
-    _output(p, "--out", help="the per (family, rank, seed) table (.parquet)")
-    _output(p, "--summary", help="the per-family summary (.parquet)")
-    _output(p, "--csv", help="the summary again as CSV (the report)")
-    p.add_argument("--threads", type=int, default=1)
-    p.set_defaults(func=cmd_minip_witness_families)
-
-    p = sub.add_parser("minip-restarts", help="the restart (trap) study: one case's model on "
-                       "every seed, recipe and variants, from the training job's init and data")
-    _common(p)
-    _training(p, weights=False)
-    p.set_defaults(func=cmd_minip_restarts)
-
-    p = sub.add_parser("minip-beyond", help="the families beyond the single head (B6, TT-7): "
-                       "every (family, budget) group × seed of one instance")
-    _common(p)
-    _training(p)
-    p.set_defaults(func=cmd_minip_beyond)
-
-    p = sub.add_parser("minip-beyond-growth", help="the smallest budget F reaching each target "
-                       "per m and the slope of log2 F on m, per family line")
-    _common(p)
-    p.add_argument("--inputs", nargs=2, required=True,
-                   help="the minip_beyond and minip_rank_vs_m tables (.parquet)")
-    _output(p, "--out")
-    p.set_defaults(func=cmd_minip_beyond_growth)
-
-    p = sub.add_parser("minip-restarts-tables", help="the restart study's tables: every row, and "
-                       "per case × variant which seeds pass and which failing seeds recover")
-    _common(p)
-    p.add_argument("--inputs", nargs="+", required=True, help="every case's metrics (.parquet)")
-    _output(p, "--out", help="every logged row (.parquet)")
-    _output(p, "--summary", help="the per case × variant summary (.parquet)")
-    _output(p, "--csv", help="the summary again as CSV (the report)")
-    p.set_defaults(func=cmd_minip_restarts_tables)
-
-    p = sub.add_parser("entropic-train", help="Paper A: train one job (surrogate, ladder rung or "
-                       "attention teacher; all ranks × seeds × r*)")
-    _common(p)
-    _training(p)
-    p.set_defaults(func=cmd_entropic_train)
-
-    p = sub.add_parser("entropic-predict", help="Paper A (A4): data-only rank estimators of one teacher")
-    _common(p)
-    _output(p, "--out", help="output estimates table (.parquet)")
-    _output(p, "--spectra", help="output singular values (.npz)")
-    p.add_argument("--threads", type=int, default=1)
-    p.set_defaults(func=cmd_entropic_predict)
-
-    p = sub.add_parser("language-corpora", help="Paper A (appendix B): the corpora table (every "
-                       "corpus of the scale: source, size, sha256, complexity measures)")
-    _common(p)
-    _output(p, "--out", help="output table (.parquet)")
-    _output(p, "--csv", help="the table again as CSV (the report)")
-    p.set_defaults(func=cmd_language_corpora)
-
-    p = sub.add_parser("language-train", help="Paper A (appendix B): train byte-level "
-                       "Transformers on one corpus (every seed as one program); ranks and loss")
-    _common(p)
-    _output(p, "--ranks", help="output ranks table (.parquet)")
-    _output(p, "--loss", help="output loss table (.parquet)")
-    _output(p, "--weights", help="output final weights (.npz, float64)")
-    _device_options(p)
-    p.set_defaults(func=cmd_language_train)
-
-    p = sub.add_parser("table", help="concatenate metrics tables into one, keeping some rows "
-                       '(--params {"select": all|final|selected, "max_rank_only": bool})')
-    _common(p)
-    p.add_argument("--inputs", nargs="+", required=True)
-    _output(p, "--out")
-    p.set_defaults(func=cmd_table)
-
-    p = sub.add_parser("figure", help="draw one figure (PDF + PNG) from tables")
-    _common(p)
-    p.add_argument("name")
-    p.add_argument("--inputs", nargs="+", required=True)
-    _output(p, "--out", help="the .pdf path; the .png goes beside it", companions=(".png",))
-    p.set_defaults(func=cmd_figure)
-
-    p = sub.add_parser("claims", help="evaluate every paper claim on the result tables")
-    _common(p)
-    p.add_argument("--inputs", nargs="+", required=True)
-    _output(p, "--md")
-    _output(p, "--csv")
-    _output(p, "--html", required=False, help="also write the verdicts as an HTML page")
-    p.set_defaults(func=cmd_claims)
+    commands: dict[str, Step] = {}
+    for step in STEPS.values():
+        commands.setdefault(step.command, step)
+    for step in commands.values():
+        add_step_command(sub, step)
 
     p = sub.add_parser("audit", help="check every artifact of a run against its sidecar, the "
                        "chain of inputs, and what the current checkout and config would produce")
@@ -605,12 +337,6 @@ def main(argv: Sequence[str] | None = None) -> int:
                 setattr(args, dest, json_object("--" + dest, getattr(args, dest)))
         check_outputs(args, OUTPUT_ARGS)
         check_inputs(args)
-        outputs = _output_paths(args)
-        if outputs:  # a step: clear what an interrupted run left for its outputs
-            from attnrank.pipeline.provenance import clear_interrupted
-
-            for path in outputs:
-                clear_interrupted(path)
         rc = args.func(args)
     except Exception as err:
         message = user_error(err, args)

@@ -1,8 +1,9 @@
 """The one registry of the pipeline's names: steps, tables, figures and claims.
 
-Every other layer reads its names from here: the ``.smk`` files (rules, targets, inputs), the CLI,
-the figures (which tables a figure reads), the claims (which tables a claim needs) and the audit
-(which module a step runs, so its code hash can be derived from the imports).
+Every other layer reads its names from here: the ``.smk`` files (rules, targets, inputs), the CLI
+(every step's command, its flags and help, and what the step runner calls), the figures (which
+tables a figure reads), the claims (which tables a claim needs) and the audit (which module a
+step runs, so its code hash can be derived from the imports).
 
 Standard library only: the workflow imports this module while it parses the Snakefile.
 """
@@ -16,18 +17,66 @@ from typing import Any
 
 from attnrank.core import WINGS
 
+# How the step runner calls a step's function (``Step.kind``).
+KINDS = ("train", "compute", "table", "figure", "claims")
+
+
+@dataclass(frozen=True)
+class Arg:
+    """A file argument of a step's command: its ``--inputs`` or one of its outputs. An output's
+    flag without the dashes (``--out`` → ``out``) is the key under which the step returns what
+    goes there."""
+
+    flag: str
+    help: str | None = None
+    nargs: str | int | None = None  # --inputs: "+" (one or more) or how many
+    required: bool = True
+    companions: tuple[str, ...] = ()  # an output's siblings: its path with these suffixes
+
+    @property
+    def dest(self) -> str:
+        """The attribute of the parsed arguments (and an output's key in the step's result)."""
+        return self.flag.lstrip("-").replace("-", "_")
+
 
 @dataclass(frozen=True)
 class Step:
-    """One kind of pipeline step (one Snakemake rule, or one family of figure rules).
+    """One kind of pipeline step (one Snakemake rule, or one family of figure rules) and its
+    command, ``python -m attnrank <command>``, which the CLI builds from these fields.
 
     ``entry`` is the module (inside ``attnrank``) that holds the step's logic: its code hash is
-    the sha256 of the import closure of that module (see ``codehash.py``).
+    the sha256 of the import closure of that module (see ``codehash.py``). The step runner
+    (``runner.run_step``) builds ``job`` (``module.Class``, a typed job) from ``--params`` and
+    calls ``fn`` of ``entry`` as ``kind`` says:
+
+    - ``train``: ``fn(job, device, control)``; flags ``--device``, ``--threads`` and
+      ``--checkpoint-every``; the checkpoint lies beside the first output;
+    - ``compute``: ``fn(job)``, from the parameters alone, on the CPU;
+    - ``table``: ``fn(job, inputs)``;
+    - ``figure``, ``claims``: the report steps, whose function takes the raw parameters.
+
+    The command's flags are ``--params``, ``--rule``, ``--wildcards``, then ``inputs``, the
+    ``outputs`` and ``--threads`` (when ``threads``). ``seed`` (the seed record of the sidecars)
+    and ``what`` (the log line naming the job) are ``str.format`` templates over ``job``; a value
+    that is one field alone (``"{job.seeds}"``) is the job's value itself, and the spec ``+``
+    joins a sequence with "+" (``"{job.families:+}"``). Steps sharing a
+    command (``entropic-train``) differ in ``when``: (key, value) of the ``--params`` that pick
+    each.
     """
 
     name: str
     command: str
     entry: str
+    help: str = ""
+    kind: str = "table"
+    job: str = ""
+    fn: str = "step"
+    inputs: Arg | None = None
+    outputs: tuple[Arg, ...] = ()
+    threads: bool = False
+    seed: tuple[tuple[str, str], ...] = ()
+    what: str = ""
+    when: tuple[str, str] | None = None
 
 
 @dataclass(frozen=True)
@@ -55,32 +104,131 @@ def _index(items):
     return {item.name if hasattr(item, "name") else item.id: item for item in items}
 
 
+INPUTS = Arg("--inputs", nargs="+")
+METRICS = Arg("--metrics", "output metrics table (.parquet)")
+WEIGHTS = Arg("--weights", "output final weights (.npz)")
+CSV_REPORT = Arg("--csv", "the summary again as CSV (the report)")
+
+
+def _seed(of: str = "job", **more: str) -> tuple[tuple[str, str], ...]:
+    """The seed record of a job seeded by (experiment, task instance, seed index, role): that of
+    ``of`` (the job, or the training job it embeds), ``more`` written over it."""
+    base = {"scheme": "(experiment, task instance, seed index, role)",
+            **{key: f"{{{of}.{key}}}" for key in ("experiment", "instance", "seeds")}}
+    return tuple((base | more).items())
+
+
+_ENTROPIC_TRAIN: dict[str, Any] = dict(
+    kind="train", outputs=(METRICS, WEIGHTS), seed=_seed(),
+    what="entropic {job.experiment}/{job.instance}", help="Paper A: train one job (surrogate, "
+    "ladder rung or attention teacher; all ranks × seeds × r*)")
+
+# In the order of `python -m attnrank --help`: the wings', then the report steps.
 STEPS: dict[str, Step] = _index([
-    Step("minip_train", "minip-train", "attnrank.minip.experiments.train"),
-    Step("minip_capacity_train", "minip-capacity", "attnrank.minip.experiments.capacity"),
-    Step("minip_constructions", "minip-constructions", "attnrank.minip.experiments.constructions"),
-    Step("table", "table", "attnrank.core.tables"),
+    Step("minip_train", "minip-train", "attnrank.minip.experiments.train",
+         "train one Min-IP task instance (all ranks × seeds)", "train",
+         "attnrank.minip.jobs.MinipTrainJob", outputs=(METRICS, WEIGHTS), seed=_seed(),
+         what="minip {job.experiment}/{job.instance}"),
+    Step("minip_capacity_train", "minip-capacity", "attnrank.minip.experiments.capacity",
+         "capacity-or-optimization probe (one instance)", "train",
+         "attnrank.minip.jobs.MinipCapacityJob", outputs=(METRICS,), seed=_seed(),
+         what="minip capacity {job.instance}"),
+    Step("minip_constructions", "minip-constructions", "attnrank.minip.experiments.constructions",
+         "evaluate the hand-built constructions", "compute",
+         "attnrank.minip.jobs.MinipConstructionsJob", outputs=(Arg("--out"),), threads=True,
+         seed=(("experiment", "constructions"),)),
     Step("minip_information_bound", "minip-information-bound",
-         "attnrank.minip.experiments.constructions"),
+         "attnrank.minip.experiments.constructions", "B5 transcript bound table", "table",
+         "attnrank.minip.jobs.InformationBoundJob", fn="information_bound_step", inputs=INPUTS,
+         outputs=(Arg("--out"), Arg("--csv"))),
     Step("minip_witness_families", "minip-witness-families",
-         "attnrank.minip.experiments.witness_families"),
-    # the restart (trap) study: one job per case, then its two tables
-    Step("minip_restarts_train", "minip-restarts", "attnrank.minip.experiments.restarts"),
-    Step("minip_restarts_tables", "minip-restarts-tables", "attnrank.minip.restarts"),
+         "attnrank.minip.experiments.witness_families", "the witness-families table: every "
+         "family's heads rebuilt from their weights, which inputs fail, a summary", "table",
+         "attnrank.minip.jobs.WitnessFamiliesTableJob",
+         inputs=Arg("--inputs", "metrics (.parquet) then weights (.npz) of every family, in the "
+                    "job's order", "+"),
+         outputs=(Arg("--out", "the per (family, rank, seed) table (.parquet)"),
+                  Arg("--summary", "the per-family summary (.parquet)"), CSV_REPORT),
+         threads=True),
+    # the restart (trap) study: one job per case, then its two tables (below)
+    Step("minip_restarts_train", "minip-restarts", "attnrank.minip.experiments.restarts",
+         "the restart (trap) study: one case's model on every seed, recipe and variants, from "
+         "the training job's init and data", "train", "attnrank.minip.jobs.MinipRestartsJob",
+         outputs=(METRICS,),
+         seed=_seed("job.train", seeds="{job.seeds}",
+                    role="the training job's init and data stream"),
+         what="minip restarts {job.case} ({job.train.experiment}/{job.train.instance} "
+              "{job.model})"),
     # the families beyond the single head (B6, TT-7): one job per instance, then the growth fit
-    Step("minip_beyond_train", "minip-beyond", "attnrank.minip.experiments.beyond"),
-    Step("minip_beyond_growth", "minip-beyond-growth", "attnrank.minip.beyond.growth"),
-    Step("entropic_surrogate_train", "entropic-train", "attnrank.entropic.experiments.surrogate"),
-    Step("entropic_ladder_train", "entropic-train", "attnrank.entropic.experiments.ladder"),
-    Step("entropic_attention_train", "entropic-train", "attnrank.entropic.experiments.attention"),
-    Step("entropic_predict", "entropic-predict", "attnrank.entropic.experiments.predict"),
+    Step("minip_beyond_train", "minip-beyond", "attnrank.minip.experiments.beyond",
+         "the families beyond the single head (B6, TT-7): every (family, budget) group × seed "
+         "of one instance", "train", "attnrank.minip.beyond.jobs.MinipBeyondJob",
+         outputs=(METRICS, WEIGHTS),
+         seed=_seed("job.train", experiment="{job.experiment}", instance="{job.instance}",
+                    role="init from ({job.experiment}, {job.instance}, seed, group tag); data "
+                         "from {job.train.experiment}/{job.train.instance}'s stream"),
+         what="minip {job.experiment}/{job.instance}/{job.families:+}"),
+    Step("minip_beyond_growth", "minip-beyond-growth", "attnrank.minip.beyond.growth",
+         "the smallest budget F reaching each target per m and the slope of log2 F on m, per "
+         "family line", "table", "attnrank.minip.beyond.jobs.BeyondGrowthJob",
+         inputs=Arg("--inputs", "the minip_beyond and minip_rank_vs_m tables (.parquet)", 2),
+         outputs=(Arg("--out"),)),
+    Step("minip_restarts_tables", "minip-restarts-tables", "attnrank.minip.restarts",
+         "the restart study's tables: every row, and per case × variant which seeds pass and "
+         "which failing seeds recover", "table", "attnrank.minip.jobs.RestartsTableJob",
+         inputs=Arg("--inputs", "every case's metrics (.parquet)", "+"),
+         outputs=(Arg("--out", "every logged row (.parquet)"),
+                  Arg("--summary", "the per case × variant summary (.parquet)"), CSV_REPORT)),
+    Step("entropic_surrogate_train", "entropic-train", "attnrank.entropic.experiments.surrogate",
+         job="attnrank.entropic.jobs.SurrogateJob", when=("experiment", "surrogate"),
+         **_ENTROPIC_TRAIN),
+    Step("entropic_ladder_train", "entropic-train", "attnrank.entropic.experiments.ladder",
+         job="attnrank.entropic.jobs.LadderJob", when=("experiment", "ladder"),
+         **_ENTROPIC_TRAIN),
+    Step("entropic_attention_train", "entropic-train", "attnrank.entropic.experiments.attention",
+         job="attnrank.entropic.jobs.AttentionJob", when=("experiment", "attention"),
+         **_ENTROPIC_TRAIN),
+    Step("entropic_predict", "entropic-predict", "attnrank.entropic.experiments.predict",
+         "Paper A (A4): data-only rank estimators of one teacher", "compute",
+         "attnrank.entropic.jobs.PredictJob",
+         outputs=(Arg("--out", "output estimates table (.parquet)"),
+                  Arg("--spectra", "output singular values (.npz)")), threads=True, seed=_seed()),
     # appendix B: the corpora and their complexity (one table per scale)
-    Step("language_corpora", "language-corpora", "attnrank.language.experiments.corpora"),
+    Step("language_corpora", "language-corpora", "attnrank.language.experiments.corpora",
+         "Paper A (appendix B): the corpora table (every corpus of the scale: source, size, "
+         "sha256, complexity measures)", "compute", "attnrank.language.jobs.LanguageCorporaJob",
+         outputs=(Arg("--out", "output table (.parquet)"),
+                  Arg("--csv", "the table again as CSV (the report)")),
+         seed=(("scheme", "(language, corpus, builtin)"),)),
     # appendix B: one training job per corpus (every seed as the model axis)
-    Step("language_train", "language-train", "attnrank.language.experiments.train"),
-    Step("figure", "figure", "attnrank.core.figures"),  # plus the figure's own module, see codehash
-    Step("claims", "claims", "attnrank.claims"),
+    Step("language_train", "language-train", "attnrank.language.experiments.train",
+         "Paper A (appendix B): train byte-level Transformers on one corpus (every seed as one "
+         "program); ranks and loss", "train", "attnrank.language.jobs.LanguageTrainJob",
+         outputs=(Arg("--ranks", "output ranks table (.parquet)"),
+                  Arg("--loss", "output loss table (.parquet)"),
+                  Arg("--weights", "output final weights (.npz, float64)")),
+         seed=(("scheme", "init (language, init, seed index); batches (language, corpus, seed "
+                          "index, batches)"), ("corpus", "{job.corpus}"), ("seeds", "{job.seeds}"),
+               ("seed_offset", "{job.seed_offset}")),
+         what="language {job.corpus}"),
+    Step("table", "table", "attnrank.core.tables", "concatenate metrics tables into one, keeping "
+         'some rows (--params {"select": all|final|selected, "max_rank_only": bool})', "table",
+         "attnrank.core.table_job.TableJob", inputs=INPUTS, outputs=(Arg("--out"),)),
+    # plus the figure's own module, see codehash; the command takes the figure's name first
+    Step("figure", "figure", "attnrank.core.figures", "draw one figure (PDF + PNG) from tables",
+         "figure", fn="draw", inputs=INPUTS,
+         outputs=(Arg("--out", "the .pdf path; the .png goes beside it", companions=(".png",)),)),
+    Step("claims", "claims", "attnrank.claims", "evaluate every paper claim on the result tables",
+         "claims", inputs=INPUTS,
+         outputs=(Arg("--md"), Arg("--csv"),
+                  Arg("--html", "also write the verdicts as an HTML page", required=False))),
 ])
+
+
+def command_steps(command: str) -> list[Step]:
+    """The registered steps a command runs (one, or several told apart by ``when``)."""
+    return [s for s in STEPS.values() if s.command == command]
+
 
 TABLES: dict[str, Table] = _index([
     Table("minip_length_sweep", "table", "B"),

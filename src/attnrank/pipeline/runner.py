@@ -1,22 +1,27 @@
 """The step runner: what every step command does around the science it calls.
 
-A command of ``attnrank.cli`` parses its arguments and builds the typed job; the runner sets the
-torch threads and device, opens the provenance ``Run`` (and, for training, the checkpoint beside
-the first output, which also carries the progress lines), calls the wing's ``step`` function,
-writes what it returns (``write_outputs``) and the sidecars. None of this is part of a step's
-code hash: it decides where and how outputs are written, never their bytes (``core.io`` writes
-them, and is in every hash).
+``attnrank.cli`` parses a step command's arguments (its flags come from the step's registry
+entry) and hands them to ``run_step``, which picks the registered step, builds its typed job from
+``--params``, sets the torch threads and device, opens the provenance ``Run`` (and, for training,
+the checkpoint beside the first output, which also carries the progress lines), calls the wing's
+``step`` function, writes what it returns (``write_outputs``) and the sidecars. None of this is
+part of a step's code hash: it decides where and how outputs are written, never their bytes
+(``core.io`` writes them, and is in every hash).
 """
 
 from __future__ import annotations
 
 import argparse
+import importlib
 import logging
 import os
+import string
 import sys
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any
+
+from attnrank.pipeline.registry import FIGURES, Step, command_steps
 
 log = logging.getLogger("attnrank")
 
@@ -29,7 +34,7 @@ CHECKPOINT_ENV = "ATTNRANK_CHECKPOINT_EVERY"  # the workflow's checkpoint_every,
 ALLOCATOR_ENV = {"MALLOC_MMAP_THRESHOLD_": str(32 * 2**20),
                  "MALLOC_TRIM_THRESHOLD_": str(2**30),
                  "MALLOC_TOP_PAD_": str(64 * 2**20)}
-StepFn = Callable[..., dict[str, Any]]  # a wing's step: typed job (+ inputs, device, control) -> outputs
+StepFn = Callable[..., Any]  # a wing's step: typed job (+ inputs, device, control) -> outputs
 
 
 COMPILE_CACHE_ENV = "TORCHINDUCTOR_CACHE_DIR"  # where torch.compile keeps its kernels
@@ -58,12 +63,14 @@ def interpreter_first_on_path() -> None:
 
 
 def set_threads(n: int) -> None:
+    """Let torch use ``n`` threads (at least one)."""
     import torch
 
     torch.set_num_threads(max(1, n))
 
 
 def device_name(device: Any) -> str:
+    """The device as the sidecars record it: ``cpu``, or the CUDA device's name."""
     import torch
 
     return str(device) if device.type == "cpu" else torch.cuda.get_device_name(device)
@@ -79,11 +86,6 @@ def open_checkpoint(a: argparse.Namespace, run: Any, first_output: str, device: 
     key = checkpoint_key(run.step, run.params, run.code["step_sha256"], device_name(device),
                          torch.get_num_threads())
     return Checkpoint.open(checkpoint_path(first_output), key, a.checkpoint_every)
-
-
-def seed_record(job: Any) -> dict[str, Any]:
-    return {"scheme": "(experiment, task instance, seed index, role)",
-            "experiment": job.experiment, "instance": job.instance, "seeds": job.seeds}
 
 
 class TrainingStep:
@@ -124,31 +126,87 @@ def write_outputs(a: argparse.Namespace, outputs: dict[str, Any]) -> list[str]:
     return paths
 
 
-def table_step(a: argparse.Namespace, step: str, job: Any, fn: StepFn, *args: Any) -> None:
-    """A step that reads ``--inputs`` (or nothing) and writes tables: its provenance run, the
-    wing's step function ``fn(job, *args)``, its outputs and sidecars."""
-    from attnrank.pipeline.provenance import Run
+class _JobFormatter(string.Formatter):
+    """``str.format`` where the spec ``+`` joins a sequence with "+" (``{job.families:+}``)."""
 
-    run = Run(step, job.to_dict(), getattr(a, "inputs", None) or [], a.wildcards, rule=a.rule)
-    paths = write_outputs(a, fn(job, *args))
-    run.finish(paths)
+    def format_field(self, value: Any, format_spec: str) -> str:
+        if format_spec == "+":
+            return "+".join(map(str, value))
+        return super().format_field(value, format_spec)
 
 
-def cpu_step(a: argparse.Namespace, step: str, job: Any, fn: StepFn, seed: dict[str, Any]) -> None:
-    """A step that computes on the CPU from its params alone (no inputs): threads, provenance,
-    the wing's ``fn(job)``, outputs."""
-    from attnrank.pipeline.provenance import Run
+_FORMAT = _JobFormatter()
 
-    if hasattr(a, "threads"):
+
+def render(template: str, job: Any) -> Any:
+    """A registry template (a step's ``seed`` value or ``what``) over ``job``: the job's value
+    itself when the template is one field alone (``"{job.seeds}"``), else the formatted text."""
+    parts = list(_FORMAT.parse(template))
+    if len(parts) == 1 and not parts[0][0] and parts[0][1] and not parts[0][2] and not parts[0][3]:
+        return _FORMAT.get_field(parts[0][1], (), {"job": job})[0]
+    return _FORMAT.format(template, job=job)
+
+
+def pick_step(command: str, params: dict[str, Any]) -> Step:
+    """The registered step that ``command`` runs with ``params``: its only one, or the one whose
+    ``when`` (key, value) the params hold."""
+    steps = command_steps(command)
+    if len(steps) == 1:
+        return steps[0]
+    key = steps[0].when[0] if steps[0].when else ""
+    by_value = {s.when[1]: s for s in steps if s.when}
+    value = params.get(key)
+    if not isinstance(value, str) or value not in by_value:
+        raise ValueError(f"params.{key} must be one of {', '.join(by_value)}, got {value!r}")
+    return by_value[value]
+
+
+def _imported(path: str) -> Any:
+    """The object ``module.name`` (a typed job class)."""
+    module, _, name = path.rpartition(".")
+    return getattr(importlib.import_module(module), name)
+
+
+def output_paths(a: argparse.Namespace, step: Step) -> list[Path]:
+    """Every output path of the parsed command ``a`` of ``step``, with its companions."""
+    paths: list[Path] = []
+    for out in step.outputs:
+        if value := getattr(a, out.dest):
+            paths += [Path(value), *(Path(value).with_suffix(s) for s in out.companions)]
+    return paths
+
+
+def run_step(a: argparse.Namespace) -> None:
+    """Run the step of the parsed step command ``a`` (``a.params`` and ``a.wildcards`` already
+    dicts): clear what an interrupted run left for its outputs, then call the entry's function
+    as the step's ``kind`` says (``registry.Step``) on its typed job, and write the outputs it
+    returns with their sidecars."""
+    from attnrank.pipeline.provenance import Run, clear_interrupted
+
+    for path in output_paths(a, command_steps(a.command)[0]):
+        clear_interrupted(path)
+    step = pick_step(a.command, a.params)
+    fn: StepFn = getattr(importlib.import_module(step.entry), step.fn)
+    inputs = list(getattr(a, "inputs", None) or [])
+    outs = [getattr(a, out.dest) for out in step.outputs]
+    if step.kind in ("figure", "claims"):  # the report steps take the raw params
+        if step.kind == "figure" and a.name not in FIGURES:
+            raise ValueError(f"unknown figure {a.name!r}; registered: {', '.join(FIGURES)}")
+        figure = a.name if step.kind == "figure" else None
+        run = Run(step.name, a.params, inputs, a.wildcards, rule=a.rule, figure=figure)
+        args = (a.name, inputs, *outs, a.params) if figure else (inputs, a.params, *outs)
+        run.finish(fn(*args))
+        return
+    job = _imported(step.job).from_dict(a.params)
+    seed = {key: render(value, job) for key, value in step.seed}
+    if step.kind == "train":
+        t = TrainingStep(a, step.name, job, outs[0], render(step.what, job))
+        t.finish(a, fn(job, t.device, t.checkpoint), seed)
+        return
+    if step.threads:
         set_threads(a.threads)
-    run = Run(step, job.to_dict(), [], a.wildcards, rule=a.rule)
-    paths = write_outputs(a, fn(job))
-    run.finish(paths, device="cpu", seed=seed)
-
-
-def train_step(a: argparse.Namespace, step: str, job: Any, fn: StepFn, first: str, what: str,
-               seed: dict[str, Any]) -> None:
-    """A training step: ``TrainingStep`` around the wing's ``fn(job, device, control)``, the
-    checkpoint beside the output ``first``; ``what`` names the job in the log."""
-    t = TrainingStep(a, step, job, first, what)
-    t.finish(a, fn(job, t.device, t.checkpoint), seed)
+    run = Run(step.name, job.to_dict(), inputs, a.wildcards, rule=a.rule)
+    if step.kind == "table":
+        run.finish(write_outputs(a, fn(job, inputs)))
+    else:  # compute: from the params alone, on the CPU
+        run.finish(write_outputs(a, fn(job)), device="cpu", seed=seed)
