@@ -123,7 +123,10 @@ def test_every_smk_shell_line_parses_with_the_generated_parser():
     ran = set()
     for text in lines:
         argv = text.split("python -m attnrank ", 1)[1].split(" > ")[0].split(" 3>&2")[0]
-        argv = re.sub(r"\{input\}", "in1.parquet in2.parquet", argv)
+        steps = command_steps(argv.split()[0])  # none for audit
+        inputs = steps[0].inputs if steps else None
+        count = inputs.nargs if inputs and isinstance(inputs.nargs, int) else 2  # 2 for "+"
+        argv = argv.replace("{input}", " ".join(f"in{i}.parquet" for i in range(count)))
         argv = argv.replace("{params.device}", "auto").replace("{threads}", "1")
         argv = re.sub(r"\{[^}]*\}", "x", argv)
         args = cli.build_parser().parse_args(shlex.split(argv))
