@@ -143,6 +143,25 @@ def test_every_statement_renders_from_the_config():
         assert text and not re.search(r"[{}]", text), (cid, text)
 
 
+def test_another_scale_s_grids_leave_every_full_run_s_parameters_unchanged():
+    """A smoke-only grid change (smoke steps halved) changes no parameter of any full-scale run,
+    the claims step's included: the committed full reference stays current."""
+    from attnrank.pipeline.plan import build_plan
+
+    changed = copy.deepcopy(CONFIG)
+    for wing in ("minip", "entropic"):
+        changed[wing]["scales"]["smoke"]["seeds"] = 3
+    changed["minip"]["scales"]["smoke"]["random"]["steps"] = 7
+    before = {(r.step, tuple(sorted(r.wildcards.items()))): r.params
+              for r in build_plan(CONFIG, "full").runs}
+    after = {(r.step, tuple(sorted(r.wildcards.items()))): r.params
+             for r in build_plan(changed, "full").runs}
+    assert before == after
+    smoke_claims = [r.params for r in build_plan(changed, "smoke").runs if r.step == "claims"]
+    assert smoke_claims[0]["minip_grid"]["random"]["steps"] == 7
+    assert "scales" not in smoke_claims[0]["minip"] and "scales" not in smoke_claims[0]["entropic"]
+
+
 def test_the_config_has_a_value_for_every_key_a_claim_reads():
     p = claims_params(CONFIG, "full")
     tables = world()

@@ -141,10 +141,13 @@ def figure_params(config: dict[str, Any], scale: str, paper: str, name: str = ""
 
 
 def claims_params(config: dict[str, Any], scale: str) -> dict[str, Any]:
-    """The parameters of the claims step: every threshold (the ``claims`` block) and the grids the
-    checks need to know."""
-    return {"scale": scale, "claims": config["claims"], "minip": config["minip"],
-            "minip_grid": config["minip"]["scales"][scale], "entropic": config["entropic"],
+    """The parameters of the claims step: every threshold (the ``claims`` block), each wing's
+    shared settings and the grids of this scale the checks need to know (never another scale's
+    grids: a smoke-only change leaves a full run's claims current)."""
+    def shared(wing: str) -> dict[str, Any]:
+        return {k: v for k, v in config[wing].items() if k != "scales"}
+    return {"scale": scale, "claims": config["claims"], "minip": shared("minip"),
+            "minip_grid": config["minip"]["scales"][scale], "entropic": shared("entropic"),
             "entropic_grid": config["entropic"]["scales"][scale]}
 
 
