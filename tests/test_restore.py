@@ -127,7 +127,7 @@ def _planned_outputs(res) -> set[str]:
 
 
 WITNESS_STEP = "    table, summary = witness_families_tables(inputs, job)\n"
-SMOKE_WITNESS = "witness: {blocks: 4, width: 2, steps: 300, feature_maps: [table, mlp], ranks: [1, 2, 4]}"
+SMOKE_WITNESS = "witness: {blocks: 4, width: 2, steps: 150, feature_maps: [table, mlp], ranks: [1, 2, 4]}"
 
 
 def _plain_snakemake_sees_what_the_audit_sees(repo: Path) -> None:
@@ -152,7 +152,7 @@ def _plain_snakemake_sees_what_the_audit_sees(repo: Path) -> None:
     config = repo / "config.yaml"
     text = config.read_text()
     assert text.count(SMOKE_WITNESS) == 1
-    config.write_text(text.replace(SMOKE_WITNESS, SMOKE_WITNESS.replace("300", "200")))
+    config.write_text(text.replace(SMOKE_WITNESS, SMOKE_WITNESS.replace("150", "120")))
     stale = set(_stale_in(repo))
     assert "results/smoke/minip/train/witness/table/metrics.parquet" in stale
     # the witness suite's training jobs (and the witness-families job of K = 4, w = 3, which
