@@ -19,7 +19,7 @@ import pytest
 from attnrank import cli
 from attnrank.pipeline.plan import build_plan
 from attnrank.pipeline.registry import KINDS, STEPS, Step, command_steps
-from attnrank.pipeline.runner import pick_step, render
+from attnrank.pipeline.runner import pick_step
 from attnrank.publish.audit import load_config
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -212,17 +212,17 @@ def test_seed_records_and_log_lines_render_from_the_job(plan):
 
     run = next(r for r in plan.runs if r.step == "minip_beyond_train")
     job = MinipBeyondJob.from_dict(run.params)
-    seed = {k: render(v, job) for k, v in STEPS["minip_beyond_train"].seed}
+    seed = STEPS["minip_beyond_train"].seed(job)
     assert seed == {
         "scheme": "(experiment, task instance, seed index, role)",
         "experiment": job.experiment, "instance": job.instance, "seeds": job.train.seeds,
         "role": f"init from ({job.experiment}, {job.instance}, seed, group tag); data from "
                 f"{job.train.experiment}/{job.train.instance}'s stream"}
-    assert render(STEPS["minip_beyond_train"].what, job) == \
+    assert STEPS["minip_beyond_train"].what(job) == \
         f"minip {job.experiment}/{job.instance}/{'+'.join(job.families)}"
     run = next(r for r in plan.runs if r.step == "minip_restarts_train")
     job = MinipRestartsJob.from_dict(run.params)
-    seed = {k: render(v, job) for k, v in STEPS["minip_restarts_train"].seed}
+    seed = STEPS["minip_restarts_train"].seed(job)
     assert seed == {"scheme": "(experiment, task instance, seed index, role)",
                     "experiment": job.train.experiment, "instance": job.train.instance,
                     "seeds": job.seeds, "role": "the training job's init and data stream"}

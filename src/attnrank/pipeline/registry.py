@@ -11,6 +11,7 @@ Standard library only: the workflow imports this module while it parses the Snak
 from __future__ import annotations
 
 import ast
+from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -56,12 +57,10 @@ class Step:
     - ``figure``, ``claims``: the report steps, whose function takes the raw parameters.
 
     The command's flags are ``--params``, ``--rule``, ``--wildcards``, then ``inputs``, the
-    ``outputs`` and ``--threads`` (when ``threads``). ``seed`` (the seed record of the sidecars)
-    and ``what`` (the log line naming the job) are ``str.format`` templates over ``job``; a value
-    that is one field alone (``"{job.seeds}"``) is the job's value itself, and the spec ``+``
-    joins a sequence with "+" (``"{job.families:+}"``). Steps sharing a
-    command (``entropic-train``) differ in ``when``: (key, value) of the ``--params`` that pick
-    each.
+    ``outputs`` and ``--threads`` (when ``threads``). ``seed`` (job → the seed record of the
+    sidecars) and ``what`` (job → the log line naming the job) are functions of the typed job.
+    Steps sharing a command (``entropic-train``) differ in ``when``: (key, value) of the
+    ``--params`` that pick each.
     """
 
     name: str
@@ -74,8 +73,8 @@ class Step:
     inputs: Arg | None = None
     outputs: tuple[Arg, ...] = ()
     threads: bool = False
-    seed: tuple[tuple[str, str], ...] = ()
-    what: str = ""
+    seed: Callable[[Any], dict[str, Any]] | None = None
+    what: Callable[[Any], str] | None = None
     when: tuple[str, str] | None = None
 
 
@@ -110,17 +109,27 @@ WEIGHTS = Arg("--weights", "output final weights (.npz)")
 CSV_REPORT = Arg("--csv", "the summary again as CSV (the report)")
 
 
-def _seed(of: str = "job", **more: str) -> tuple[tuple[str, str], ...]:
+def _seed(of: Callable[[Any], Any] = lambda job: job,
+          **more: Callable[[Any], Any]) -> Callable[[Any], dict[str, Any]]:
     """The seed record of a job seeded by (experiment, task instance, seed index, role): that of
-    ``of`` (the job, or the training job it embeds), ``more`` written over it."""
-    base = {"scheme": "(experiment, task instance, seed index, role)",
-            **{key: f"{{{of}.{key}}}" for key in ("experiment", "instance", "seeds")}}
-    return tuple((base | more).items())
+    ``of(job)`` (the job, or the training job it embeds), ``more`` (key → function of the job)
+    written over it."""
+    def record(job: Any) -> dict[str, Any]:
+        seeded = of(job)
+        return {"scheme": "(experiment, task instance, seed index, role)",
+                "experiment": seeded.experiment, "instance": seeded.instance,
+                "seeds": seeded.seeds} | {key: value(job) for key, value in more.items()}
+    return record
+
+
+def _record(**fixed: str) -> Callable[[Any], dict[str, Any]]:
+    """A seed record that does not depend on the job."""
+    return lambda job: dict(fixed)
 
 
 _ENTROPIC_TRAIN: dict[str, Any] = dict(
     kind="train", outputs=(METRICS, WEIGHTS), seed=_seed(),
-    what="entropic {job.experiment}/{job.instance}", help="Paper A: train one job (surrogate, "
+    what=lambda job: f"entropic {job.experiment}/{job.instance}", help="Paper A: train one job (surrogate, "
     "ladder rung or attention teacher; all ranks × seeds × r*)")
 
 # In the order of `python -m attnrank --help`: the wings', then the report steps.
@@ -128,15 +137,15 @@ STEPS: dict[str, Step] = _index([
     Step("minip_train", "minip-train", "attnrank.minip.experiments.train",
          "train one Min-IP task instance (all ranks × seeds)", "train",
          "attnrank.minip.jobs.MinipTrainJob", outputs=(METRICS, WEIGHTS), seed=_seed(),
-         what="minip {job.experiment}/{job.instance}"),
+         what=lambda job: f"minip {job.experiment}/{job.instance}"),
     Step("minip_capacity_train", "minip-capacity", "attnrank.minip.experiments.capacity",
          "capacity-or-optimization probe (one instance)", "train",
          "attnrank.minip.jobs.MinipCapacityJob", outputs=(METRICS,), seed=_seed(),
-         what="minip capacity {job.instance}"),
+         what=lambda job: f"minip capacity {job.instance}"),
     Step("minip_constructions", "minip-constructions", "attnrank.minip.experiments.constructions",
          "evaluate the hand-built constructions", "compute",
          "attnrank.minip.jobs.MinipConstructionsJob", outputs=(Arg("--out"),), threads=True,
-         seed=(("experiment", "constructions"),)),
+         seed=_record(experiment="constructions")),
     Step("minip_information_bound", "minip-information-bound",
          "attnrank.minip.experiments.constructions", "B5 transcript bound table", "table",
          "attnrank.minip.jobs.InformationBoundJob", fn="information_bound_step", inputs=INPUTS,
@@ -155,19 +164,21 @@ STEPS: dict[str, Step] = _index([
          "the restart (trap) study: one case's model on every seed, recipe and variants, from "
          "the training job's init and data", "train", "attnrank.minip.jobs.MinipRestartsJob",
          outputs=(METRICS,),
-         seed=_seed("job.train", seeds="{job.seeds}",
-                    role="the training job's init and data stream"),
-         what="minip restarts {job.case} ({job.train.experiment}/{job.train.instance} "
-              "{job.model})"),
+         seed=_seed(lambda job: job.train, seeds=lambda job: job.seeds,
+                    role=lambda job: "the training job's init and data stream"),
+         what=lambda job: (f"minip restarts {job.case} ({job.train.experiment}/"
+                           f"{job.train.instance} {job.model})")),
     # the families beyond the single head (B6, TT-7): one job per instance, then the growth fit
     Step("minip_beyond_train", "minip-beyond", "attnrank.minip.experiments.beyond",
          "the families beyond the single head (B6, TT-7): every (family, budget) group × seed "
          "of one instance", "train", "attnrank.minip.beyond.jobs.MinipBeyondJob",
          outputs=(METRICS, WEIGHTS),
-         seed=_seed("job.train", experiment="{job.experiment}", instance="{job.instance}",
-                    role="init from ({job.experiment}, {job.instance}, seed, group tag); data "
-                         "from {job.train.experiment}/{job.train.instance}'s stream"),
-         what="minip {job.experiment}/{job.instance}/{job.families:+}"),
+         seed=_seed(lambda job: job.train, experiment=lambda job: job.experiment,
+                    instance=lambda job: job.instance,
+                    role=lambda job: (f"init from ({job.experiment}, {job.instance}, seed, group "
+                                      f"tag); data from {job.train.experiment}/"
+                                      f"{job.train.instance}'s stream")),
+         what=lambda job: f"minip {job.experiment}/{job.instance}/{'+'.join(job.families)}"),
     Step("minip_beyond_growth", "minip-beyond-growth", "attnrank.minip.beyond.growth",
          "the smallest budget F reaching each target per m and the slope of log2 F on m, per "
          "family line", "table", "attnrank.minip.beyond.jobs.BeyondGrowthJob",
@@ -199,7 +210,7 @@ STEPS: dict[str, Step] = _index([
          "sha256, complexity measures)", "compute", "attnrank.language.jobs.LanguageCorporaJob",
          outputs=(Arg("--out", "output table (.parquet)"),
                   Arg("--csv", "the table again as CSV (the report)")),
-         seed=(("scheme", "(language, corpus, builtin)"),)),
+         seed=_record(scheme="(language, corpus, builtin)")),
     # appendix B: one training job per corpus (every seed as the model axis)
     Step("language_train", "language-train", "attnrank.language.experiments.train",
          "Paper A (appendix B): train byte-level Transformers on one corpus (every seed as one "
@@ -207,10 +218,10 @@ STEPS: dict[str, Step] = _index([
          outputs=(Arg("--ranks", "output ranks table (.parquet)"),
                   Arg("--loss", "output loss table (.parquet)"),
                   Arg("--weights", "output final weights (.npz, float64)")),
-         seed=(("scheme", "init (language, init, seed index); batches (language, corpus, seed "
-                          "index, batches)"), ("corpus", "{job.corpus}"), ("seeds", "{job.seeds}"),
-               ("seed_offset", "{job.seed_offset}")),
-         what="language {job.corpus}"),
+         seed=lambda job: {"scheme": "init (language, init, seed index); batches (language, "
+                                     "corpus, seed index, batches)", "corpus": job.corpus,
+                           "seeds": job.seeds, "seed_offset": job.seed_offset},
+         what=lambda job: f"language {job.corpus}"),
     Step("table", "table", "attnrank.core.tables", "concatenate metrics tables into one, keeping "
          'some rows (--params {"select": all|final|selected, "max_rank_only": bool})', "table",
          "attnrank.core.table_job.TableJob", inputs=INPUTS, outputs=(Arg("--out"),)),

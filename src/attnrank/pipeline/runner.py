@@ -15,7 +15,6 @@ import argparse
 import importlib
 import logging
 import os
-import string
 import sys
 from collections.abc import Callable
 from pathlib import Path
@@ -126,27 +125,6 @@ def write_outputs(a: argparse.Namespace, outputs: dict[str, Any]) -> list[str]:
     return paths
 
 
-class _JobFormatter(string.Formatter):
-    """``str.format`` where the spec ``+`` joins a sequence with "+" (``{job.families:+}``)."""
-
-    def format_field(self, value: Any, format_spec: str) -> str:
-        if format_spec == "+":
-            return "+".join(map(str, value))
-        return super().format_field(value, format_spec)
-
-
-_FORMAT = _JobFormatter()
-
-
-def render(template: str, job: Any) -> Any:
-    """A registry template (a step's ``seed`` value or ``what``) over ``job``: the job's value
-    itself when the template is one field alone (``"{job.seeds}"``), else the formatted text."""
-    parts = list(_FORMAT.parse(template))
-    if len(parts) == 1 and not parts[0][0] and parts[0][1] and not parts[0][2] and not parts[0][3]:
-        return _FORMAT.get_field(parts[0][1], (), {"job": job})[0]
-    return _FORMAT.format(template, job=job)
-
-
 def pick_step(command: str, params: dict[str, Any]) -> Step:
     """The registered step that ``command`` runs with ``params``: its only one, or the one whose
     ``when`` (key, value) the params hold."""
@@ -198,9 +176,9 @@ def run_step(a: argparse.Namespace) -> None:
         run.finish(fn(*args))
         return
     job = _imported(step.job).from_dict(a.params)
-    seed = {key: render(value, job) for key, value in step.seed}
+    seed = step.seed(job) if step.seed else {}
     if step.kind == "train":
-        t = TrainingStep(a, step.name, job, outs[0], render(step.what, job))
+        t = TrainingStep(a, step.name, job, outs[0], step.what(job) if step.what else "")
         t.finish(a, fn(job, t.device, t.checkpoint), seed)
         return
     if step.threads:
