@@ -14,7 +14,7 @@ from claims_world import CONFIG, params, world
 
 from attnrank.claims import CHECKS, FAIL, MEASURED, PASS, claim_values, evaluate_claims
 from attnrank.core.io import write_table
-from attnrank.pipeline.plan import claims_params, figure_params
+from attnrank.pipeline.plan import build_plan, claims_params, figure_params
 from attnrank.pipeline.registry import CLAIMS
 
 SRC = Path(__file__).resolve().parents[1] / "src" / "attnrank"
@@ -146,8 +146,6 @@ def test_every_statement_renders_from_the_config():
 def test_another_scale_s_grids_leave_every_full_run_s_parameters_unchanged():
     """A smoke-only grid change (smoke steps halved) changes no parameter of any full-scale run,
     the claims step's included: the committed full reference stays current."""
-    from attnrank.pipeline.plan import build_plan
-
     changed = copy.deepcopy(CONFIG)
     for wing in ("minip", "entropic"):
         changed[wing]["scales"]["smoke"]["seeds"] = 3

@@ -129,8 +129,9 @@ def _record(**fixed: str) -> Callable[[Any], dict[str, Any]]:
 
 _ENTROPIC_TRAIN: dict[str, Any] = dict(
     kind="train", outputs=(METRICS, WEIGHTS), seed=_seed(),
-    what=lambda job: f"entropic {job.experiment}/{job.instance}", help="Paper A: train one job (surrogate, "
-    "ladder rung or attention teacher; all ranks × seeds × r*)")
+    what=lambda job: f"entropic {job.experiment}/{job.instance}",
+    help="Paper A: train one job (surrogate, ladder rung or attention teacher; all ranks × seeds "
+    "× r*)")
 
 # In the order of `python -m attnrank --help`: the wings', then the report steps.
 STEPS: dict[str, Step] = _index([
