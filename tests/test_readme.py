@@ -103,9 +103,10 @@ SUMMARY = ROOT / "benchmarks" / "results" / "summary.json"
 
 def _trainer_record() -> dict:
     fams = [{"family": f, "ratio": r, "vectorized_gflops": g, "max_param_diff": 1e-8,
-             "max_output_diff": 2e-7, "steps": 5, "models": 3}
-            for f, r, g in (("surrogate", 15.25, 17.5), ("attention", 4.0, 9.4),
-                            ("table", 1.5, 0.22), ("mlp", 1.73, 5.3), ("dense", 1.7, 4.0))]
+             "max_output_diff": 2e-7, "steps": 5, "models": n, "vectorized_programs": 1}
+            for f, r, g, n in (("surrogate", 15.25, 17.5, 480), ("attention", 4.0, 9.4, 240),
+                               ("table", 1.5, 0.22, 21), ("mlp", 1.73, 5.3, 21),
+                               ("dense", 1.7, 4.0, 3))]
     return {"families": fams, "matmul_gflops": 61.5, "date": "2026-01-01T00:00:00+00:00",
             "repeats": 3, "machine": {"cores": 2, "cpu_model": "Test CPU", "torch": "9.9",
                                       "python": "3.12.0", "threads": 1, "device": "cpu"}}
@@ -151,6 +152,10 @@ def test_time_table_renders_every_number_from_the_summary():
         assert ratio in row
         assert ("✓" in row) == (fam in ("surrogate", "attention"))
     assert "max output difference 2.0e-07" in text
+    # one program of M ≤ goal models cannot be goal× faster than M programs of one: said so
+    ceiling = [line for line in text.splitlines() if "by construction" in line]
+    assert len(ceiling) == 1 and "trainer, dense |" in ceiling[0]
+    assert "at most 3× by construction" in ceiling[0]
     assert "61.5 for a large fp32 matmul" in text and "Test CPU" in text and "abcdef1" in text
     assert "not recorded" in times_section(_summary())
 

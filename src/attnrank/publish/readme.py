@@ -234,7 +234,9 @@ def build_summary(trainer: dict, smoke: dict | None, full: dict | None, date: st
         "targets": dict(TARGETS),
         "runs": {"trainer": {"date": trainer.get("date"), "repeats": trainer.get("repeats"),
                              "steps": {k: r["steps"] for k, r in fams.items()},
-                             "models": {k: r["models"] for k, r in fams.items()}}},
+                             "models": {k: r["models"] for k, r in fams.items()},
+                             "programs": {k: r["vectorized_programs"] for k, r in fams.items()
+                                          if "vectorized_programs" in r}}},
     }
     for scale, rec in (("smoke", smoke), ("full", full)):
         if rec:
@@ -307,8 +309,14 @@ def times_section(summary: dict) -> str:
     order = [f for f in TRAINER_FAMILIES if f in ratios] + sorted(set(ratios) - set(TRAINER_FAMILIES))
     threads = mach.get("threads")
     models = runs.get("trainer", {}).get("models", {})
+    programs = runs.get("trainer", {}).get("programs", {})
     for fam in order:
         extra = [f"{models[fam]} models"] if fam in models else []
+        if programs.get(fam) == 1 and models.get(fam, goal + 1) <= goal:
+            # the loop trains each model alone; one program of M models costs at least one
+            # model's step, so loop ÷ vectorized ≤ M
+            extra.append(f"at most {models[fam]}× by construction (one program of "
+                         f"{models[fam]} models against {models[fam]} programs of one)")
         if fam in gflops:
             extra.append(f"{gflops[fam]:.3g} GFLOP/s of matrix products vs "
                          f"{summary['matmul_gflops']:.3g} for a large fp32 matmul")
