@@ -56,3 +56,19 @@ def test_every_study_has_a_budget_and_every_reference_job_a_study():
     measured = budgets.job_seconds(sidecars)  # raises on a job no study claims
     assert all(measured[s] > 0 for s in budgets.STUDIES), measured
     assert json.dumps(budgets.check(measured, budgets.BUDGETS))
+
+
+def test_core_idle_seconds_count_only_stretches_with_some_but_too_few_jobs():
+    def rec(name: str, start: float, end: float) -> dict:
+        iso = "2026-01-01T00:{:02d}:{:02d}+00:00".format
+        return {"rule": "r", "wildcards": {"n": name}, "artifact": name,
+                "start": iso(*divmod(int(start), 60)), "end": iso(*divmod(int(end), 60))}
+
+    # a: 0-100 s, b: 10-60 s, c: 60-90 s (same job twice: counted once); gap 100-300 s with
+    # nothing running (not counted); d: 300-320 s alone
+    recs = [rec("a", 0, 100), rec("b", 10, 60), rec("c", 60, 90), rec("c", 60, 90),
+            rec("d", 300, 320)]
+    got = budgets.core_idle_seconds(recs, cores=2)
+    # one job only: 0-10, 90-100, 300-320
+    assert got == {"cores": 2, "jobs": 4, "seconds_below_cores": 40.0}
+    assert budgets.core_idle_seconds(recs, cores=1)["seconds_below_cores"] == 0.0
