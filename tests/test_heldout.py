@@ -83,3 +83,34 @@ def test_update_puts_one_paragraph_in_the_readme_and_the_table_in_docs(tmp_path)
     assert "[`docs/results.md`](docs/results.md#held-out-seeds)" in short
     assert "| **TT-3** | fail | pass |" in full and "old" not in full
     assert not update_heldout(*args)
+
+
+def test_a_measured_claim_shows_its_fitted_slopes_on_both_seed_sets(tmp_path):
+    """OPEN-1/OPEN-2 have no verdict to compare: the section sets their fitted lines side by
+    side, read from the text minip.claims writes (its own formatter, so a format change fails)."""
+    import pandas as pd
+
+    from attnrank.minip.claims import _line_text
+
+    def measured(b_h2: float, f_h2: int) -> str:
+        fits = pd.DataFrame({"line": ["kernel", "kernel", "H=2", "H=2"], "m": [6, 8, 6, 8],
+                             "smallest": [4.0, 8.0, 4.0, float(f_h2)], "b": [0.5, 0.5, b_h2, b_h2],
+                             "lo": [0.45, 0.45, 0.2, 0.2], "hi": [0.5, 0.5, 0.5, 0.5],
+                             "points": [2, 2, 2, 2]})
+        return "; ".join(_line_text(fits, line, 0.9) for line in ("kernel", "H=2"))
+
+    def claims(path, text):
+        path.mkdir(parents=True, exist_ok=True)
+        pd.DataFrame([{"id": "OPEN-1", "paper": "B", "statement": "s", "measured": text,
+                       "threshold": "t", "verdict": "measured", "note": "", "sweep": ""}]
+                     ).to_csv(path / "claims.csv", index=False)
+
+    ref, run = tmp_path / "ref", _run(tmp_path, [7], {})
+    claims(ref, measured(0.35, 8))
+    claims(run, measured(0.4, 16))
+    text = heldout_section(run / "claims.csv", heldout_record(run), ref)
+    assert "OPEN-1 (measured, no verdict): the slope b of log2 F = a + b·m per line, with its 90%" in text
+    assert ("| kernel | b = 0.5 [0.45, 0.5]; smallest F by m 6:4, 8:8 | "
+            "b = 0.5 [0.45, 0.5]; smallest F by m 6:4, 8:8 |") in text
+    assert ("| H=2 | b = 0.35 [0.2, 0.5]; smallest F by m 6:4, 8:8 | "
+            "b = 0.4 [0.2, 0.5]; smallest F by m 6:4, 8:16 |") in text

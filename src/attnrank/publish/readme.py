@@ -22,6 +22,7 @@ does both).
 from __future__ import annotations
 
 import os
+import re
 from pathlib import Path
 
 import pandas as pd
@@ -168,7 +169,37 @@ def heldout_section(heldout: Path, record: dict, reference: Path) -> str:
     for r in both.itertuples():
         mark = "**" if r.id in moved else ""
         lines.append(f"| {mark}{r.id}{mark} | {r.verdict_ref} | {r.verdict_held} |")
+    measured = both[(both["verdict_ref"] == "measured") & (both["verdict_held"] == "measured")]
+    for cid in measured["id"]:
+        lines += ["", *_measured_side_by_side(cid, ref.set_index("id").at[cid, "measured"],
+                                              held.set_index("id").at[cid, "measured"])]
     return "\n".join(lines)
+
+
+# one fitted line of a "measured" claim, as minip.claims writes it:
+#   "H=2: smallest F by m 6:4, 8:8, 10:16, 12:16; b = 0.35, 90% interval [0.2, 0.5] over 4 m"
+_FIT = re.compile(r"([^;:]+): smallest F by m ([^;]*); b = ([^,]+), (\d+%) interval \[([^\]]*)\]")
+
+
+def _fitted_lines(measured: str) -> dict[str, str]:
+    """{line: "b = 0.35 [0.2, 0.5]; smallest F by m 6:4, 8:8, …"} of a measured claim's text."""
+    return {m[1].strip(): f"b = {m[3]} [{m[5]}]; smallest F by m {m[2]}"
+            for m in _FIT.finditer(measured)}
+
+
+def _measured_side_by_side(cid: str, ref: str, held: str) -> list[str]:
+    """A claim measured without a verdict (OPEN-1, OPEN-2): its fitted slopes on both seed sets,
+    line by line, or its whole measured text where no fitted line is found."""
+    a, b = _fitted_lines(ref), _fitted_lines(held)
+    if not a and not b:
+        return [f"{cid} (measured, no verdict): reference: {ref}; held-out: {held}"]
+    level = (_FIT.search(ref) or _FIT.search(held))[4]
+    out = [f"{cid} (measured, no verdict): the slope b of log2 F = a + b·m per line, with its "
+           f"{level} seed-bootstrap interval, on both seed sets:", "",
+           "| line | reference (offset 0) | held-out |", "|---|---|---|"]
+    names = [*a, *(k for k in b if k not in a)]
+    out += [f"| {line} | {a.get(line, '—')} | {b.get(line, '—')} |" for line in names]
+    return out
 
 
 HELDOUT_DOC = Path("docs") / "results.md"  # the whole verdict table; relative to the README
