@@ -66,14 +66,14 @@ def test_a_saved_phase_is_read_back_with_its_generators(tmp_path):
     expected = [torch.rand(2, generator=g) for g in gens]  # the draws after the saved state…
     for g, s in zip(gens, (7, 8), strict=True):
         g.manual_seed(s)
-    phase.record(5, model.state_dict(), {"o": 1}, {"s": 2}, [{"step": 5, "x": 1.5}])
+    phase.record(5, model.state_dict(), {"o": 1}, [{"step": 5, "x": 1.5}])
     assert [p.name for p in tmp_path.iterdir()] == ["m.parquet.ckpt"]  # no temporary file left
     torch.rand(3, generator=gens[0])  # the stream moves on
     again = Checkpoint.open(tmp_path / "m.parquet.ckpt", KEY, every=5)
     fresh = [torch.Generator(), torch.Generator()]
     state = again.phase("train", fresh).saved()
     assert state["step"] == 5 and state["rows"] == [{"step": 5, "x": 1.5}]
-    assert state["optimizer"] == {"o": 1} and state["scheduler"] == {"s": 2}
+    assert state["optimizer"] == {"o": 1}
     for k, v in model.state_dict().items():
         assert torch.equal(state["model"][k], v)
     for g, e in zip(fresh, expected, strict=True):  # …are the draws after the restore
@@ -84,7 +84,7 @@ def test_a_saved_phase_is_read_back_with_its_generators(tmp_path):
 def test_a_recorded_state_does_not_follow_later_changes(tmp_path):
     model, _ = _toy()
     ckpt = Checkpoint(tmp_path / "c.ckpt", KEY, every=1)
-    ckpt.phase("train").record(1, model.state_dict(), {}, {}, [])
+    ckpt.phase("train").record(1, model.state_dict(), {}, [])
     before = model.weight.detach().clone()
     with torch.no_grad():
         model.weight.add_(1.0)
@@ -95,7 +95,7 @@ def test_a_recorded_state_does_not_follow_later_changes(tmp_path):
 def test_a_foreign_or_broken_file_is_ignored_and_removed(tmp_path, caplog, content):
     path = tmp_path / "m.parquet.ckpt"
     if content == "other key":
-        Checkpoint(path, "x" * 64, every=1).phase("train").record(3, {}, {}, {}, [])
+        Checkpoint(path, "x" * 64, every=1).phase("train").record(3, {}, {}, [])
     elif content == "garbage":
         path.write_bytes(b"\x00\x01 not a torch file")
     else:
@@ -111,7 +111,7 @@ def test_an_orphaned_job_stops_right_after_a_save(tmp_path, monkeypatch):
     monkeypatch.setenv(RUN_ENV, f"{socket.gethostname()}:999999999:1")  # no such process
     ckpt = Checkpoint(tmp_path / "c.ckpt", KEY, every=1)
     with pytest.raises(OrphanedJob, match="is gone: stopping"):
-        ckpt.phase("train").record(4, {}, {}, {}, [])
+        ckpt.phase("train").record(4, {}, {}, [])
     assert Checkpoint.open(tmp_path / "c.ckpt", KEY, every=1).phases["train"]["step"] == 4
 
 
@@ -119,7 +119,7 @@ def test_bad_intervals_and_generator_counts_are_refused(tmp_path):
     with pytest.raises(ValueError, match="checkpoint_every must be ≥ 0"):
         Checkpoint(tmp_path / "c.ckpt", KEY, every=-1)
     ckpt = Checkpoint(tmp_path / "c.ckpt", KEY, every=1)
-    ckpt.phase("train", [torch.Generator()]).record(1, {}, {}, {}, [])
+    ckpt.phase("train", [torch.Generator()]).record(1, {}, {}, [])
     with pytest.raises(ValueError, match="saved 1 generator states, the job has 2"):
         ckpt.phase("train", [torch.Generator(), torch.Generator()]).saved()
 

@@ -30,12 +30,12 @@ class Phase(Protocol):
         ...
 
     def saved(self) -> dict[str, Any] | None:
-        """The saved state (step, model, optimizer, scheduler, rows), restoring the stream's
+        """The saved state (step, model, optimizer, rows), restoring the stream's
         generators and the extra state; None when nothing was saved."""
         ...
 
     def record(self, step: int, model: dict[str, Any], optimizer: dict[str, Any],
-               scheduler: dict[str, Any], rows: list[dict[str, Any]]) -> None:
+               rows: list[dict[str, Any]]) -> None:
         """Save the state after step ``step``."""
         ...
 

@@ -20,6 +20,7 @@ from typing import Any
 import torch
 from torch import nn
 
+from attnrank.core import optim
 from attnrank.core.control import NoProgress, Phase
 
 log = logging.getLogger("attnrank.core.train")
@@ -101,13 +102,6 @@ def resolve_device(device: str) -> torch.device:
     return torch.device(device)
 
 
-def make_optimizer(params: list[nn.Parameter], cfg: TrainConfig) -> torch.optim.Optimizer:
-    if cfg.optimizer == "gd":
-        return torch.optim.SGD(params, lr=cfg.lr)
-    # fused Adam is element-wise like the reference loop and the fastest on CPU and CUDA.
-    return torch.optim.Adam(params, lr=cfg.lr, fused=True)
-
-
 def train(model: nn.Module, batch_fn: Callable[[int], Any],
           loss_fn: Callable[[nn.Module, Any], torch.Tensor], cfg: TrainConfig,
           evaluate: Callable[[nn.Module, int], dict[str, torch.Tensor]] | None = None,
@@ -118,21 +112,20 @@ def train(model: nn.Module, batch_fn: Callable[[int], Any],
     loss_fn(model, batch) → per-model losses, shape (M,);
     evaluate(model, step) → dict of per-model metrics, each shape (M,), called at logged steps;
     checkpoint: this call's phase of the job's checkpoint (``attnrank.core.control.Phase``, passed
-    in by the pipeline): a saved state is resumed (model, optimizer, scheduler, logged rows, the
+    in by the pipeline): a saved state is resumed (model, optimizer, logged rows, the
     stream's generators, extra state), the state is saved when ``checkpoint.due``, and progress
     lines go to ``checkpoint.progress``; the rows and weights are the same bytes as without it.
     Returns tidy rows: one per (logged step, model index) with ``train_loss`` and the metrics.
     """
     params = [p for p in model.parameters() if p.requires_grad]
-    opt = make_optimizer(params, cfg)
-    sched = torch.optim.lr_scheduler.LambdaLR(opt, cfg.lr_factor)
+    # fused Adam is element-wise like the reference loop and the fastest on CPU and CUDA
+    opt = optim.make(cfg.optimizer, params)
     rows: list[dict[str, Any]] = []
     start = 0
     saved = checkpoint.saved() if checkpoint is not None else None
     if saved is not None:
         model.load_state_dict(saved["model"])
         opt.load_state_dict(saved["optimizer"])
-        sched.load_state_dict(saved["scheduler"])
         rows, start = list(saved["rows"]), int(saved["step"])
         log.info("%s resumed at step %d/%d from its checkpoint", desc, start, cfg.steps)
     t0 = time.perf_counter()
@@ -143,10 +136,9 @@ def train(model: nn.Module, batch_fn: Callable[[int], Any],
         losses = loss_fn(model, batch)
         if losses.ndim != 1:
             raise ValueError(f"loss_fn must return per-model losses (M,), got {tuple(losses.shape)}")
-        opt.zero_grad(set_to_none=True)
+        opt.zero_grad()
         losses.sum().backward()
-        opt.step()
-        sched.step()
+        opt.step(cfg.lr * cfg.lr_factor(step))
         done = step + 1
         progress.update(done, lambda losses=losses: float(losses.detach().mean()))
         if done % cfg.log_every == 0 or done == cfg.steps:
@@ -169,5 +161,5 @@ def train(model: nn.Module, batch_fn: Callable[[int], Any],
                          float(losses.detach().mean()), rate)
                 last_report = now
         if checkpoint is not None and checkpoint.due(done, cfg.steps):
-            checkpoint.record(done, model.state_dict(), opt.state_dict(), sched.state_dict(), rows)
+            checkpoint.record(done, model.state_dict(), opt.state_dict(), rows)
     return rows

@@ -9,7 +9,7 @@ It holds
   result. A checkpoint whose key differs (or that cannot be read) is ignored and removed;
 - one **state per phase**: a phase is one call of ``attnrank.core.train.train`` (a job with several,
   such as the restart study, names each). A state is the step, the parameters and buffers, the
-  optimizer and scheduler states, the rows logged so far, the states of the data stream's
+  optimizer state, the rows logged so far, the states of the data stream's
   generators and the experiment's own extra state (``Phase.extra``, e.g. tables an ``evaluate``
   callback collects). A finished phase keeps its final state, so a later phase's kill does not
   redo it.
@@ -160,11 +160,11 @@ class Phase:
         return state
 
     def record(self, step: int, model: dict[str, Any], optimizer: dict[str, Any],
-               scheduler: dict[str, Any], rows: list[dict[str, Any]]) -> None:
+               rows: list[dict[str, Any]]) -> None:
         """Store the state after step ``step`` (with the generators' and the extra state) and
         write the file. The state is serialized at once: later steps cannot change it."""
         buf = io.BytesIO()
-        torch.save({"step": step, "model": model, "optimizer": optimizer, "scheduler": scheduler,
+        torch.save({"step": step, "model": model, "optimizer": optimizer,
                     "rows": list(rows), "generators": [g.get_state() for g in self.generators],
                     "extra": None if self.extra is None else self.extra[0]()}, buf)
         self.checkpoint.phases[self.name] = {"step": step, "state": buf.getvalue()}

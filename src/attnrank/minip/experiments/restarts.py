@@ -29,11 +29,8 @@ import numpy as np
 import pandas as pd
 import torch
 from torch import nn
-from torch.optim.optimizer import (
-    register_optimizer_step_post_hook,
-    register_optimizer_step_pre_hook,
-)
 
+from attnrank.core import optim
 from attnrank.core.control import Control, phase_of
 from attnrank.core.train import train
 from attnrank.minip.data import JobData
@@ -57,14 +54,14 @@ def lr_factors(heads: Sequence[nn.Module], factors: Sequence[float]) -> Iterator
     ours = {id(p) for h in heads for p in h.parameters()}
     saved: list[list[torch.Tensor]] = []
 
-    def mine(opt: torch.optim.Optimizer) -> bool:
-        return any(id(p) in ours for g in opt.param_groups for p in g["params"])
+    def mine(opt: optim.Optimizer) -> bool:
+        return any(id(p) in ours for p in opt.params)
 
-    def pre(opt: torch.optim.Optimizer, args: Any, kwargs: Any) -> None:
+    def pre(opt: optim.Optimizer) -> None:
         if mine(opt):
             saved[:] = [[p.detach().clone() for p in ps] for ps, _ in scaled]
 
-    def post(opt: torch.optim.Optimizer, args: Any, kwargs: Any) -> None:
+    def post(opt: optim.Optimizer) -> None:
         if not mine(opt):
             return
         with torch.no_grad():
@@ -72,7 +69,7 @@ def lr_factors(heads: Sequence[nn.Module], factors: Sequence[float]) -> Iterator
                 for p, old in zip(ps, olds, strict=True):
                     p.copy_(old + f * (p - old))
 
-    handles = [register_optimizer_step_pre_hook(pre), register_optimizer_step_post_hook(post)]
+    handles = optim.step_hooks(pre, post)
     try:
         yield
     finally:
