@@ -12,9 +12,13 @@ benchmarks/results/pipeline_<scale>_wall.json (the record `benchmarks/summary.py
     .venv/bin/python benchmarks/pipeline_wall.py --scale smoke --keep DIR # keep the run's folder
     .venv/bin/python benchmarks/pipeline_wall.py --scale full --here     # make reference's run
     .venv/bin/python benchmarks/pipeline_wall.py --scale full --part language  # one part only
+    .venv/bin/python benchmarks/pipeline_wall.py --scale full --omit-from minip_beyond_train
 
 ``--part P`` builds only the figures whose registry name starts with ``P_`` (and what they need),
-in a fresh folder, and records it as pipeline_<scale>_<P>_wall.json.
+in a fresh folder, and records it as pipeline_<scale>_<P>_wall.json. ``--omit-from RULE`` runs the
+whole DAG but the jobs of RULE and everything downstream of them (Snakemake's ``--omit-from``; the
+claims and the audit are downstream of every study), in a fresh folder, and records it as
+pipeline_<scale>_without_<RULE>_wall.json: how long the rest takes when RULE runs elsewhere.
 """
 
 from __future__ import annotations
@@ -88,7 +92,7 @@ def stale_outputs(workdir: Path, scale: str) -> list[str]:
 
 def run(repo: Path, scale: str, cores: int, workdir: Path, snakemake: Path,
         copy: bool = True, targets: list[str] | None = None,
-        forcerun: list[str] | None = None) -> dict[str, object]:
+        forcerun: list[str] | None = None, omit: str | None = None) -> dict[str, object]:
     fresh = not (workdir / "results" / scale).exists() or copy
     n_files = copy_tree(repo, workdir) if copy else 0
     env = dict(os.environ)
@@ -98,6 +102,8 @@ def run(repo: Path, scale: str, cores: int, workdir: Path, snakemake: Path,
     cmd = [str(snakemake), *(targets or []), "--cores", str(cores), "--config", f"scale={scale}"]
     if forcerun:
         cmd += ["--forcerun", *forcerun]
+    if omit:
+        cmd += ["--omit-from", omit]
     log = (workdir / "logs" if not copy else workdir) / f"snakemake_{scale}.log"
     log.parent.mkdir(parents=True, exist_ok=True)
     t0 = time.perf_counter()
@@ -131,6 +137,8 @@ def main(argv: list[str] | None = None) -> int:
                     help="run in this (new, empty) folder and keep it; default: a temp folder")
     ap.add_argument("--part", default=None,
                     help="only the figures named <part>_* and what they need (e.g. language)")
+    ap.add_argument("--omit-from", default=None, metavar="RULE",
+                    help="everything but RULE's jobs and what lies downstream of them")
     ap.add_argument("--forcerun-stale", action="store_true",  # make reference after a restore
                     help="with --here: snakemake --forcerun what `attnrank stale` lists")
     ap.add_argument("--out", type=Path, default=None,
@@ -142,10 +150,15 @@ def main(argv: list[str] | None = None) -> int:
         raise SystemExit(f"no snakemake at {snakemake}")
     load = os.getloadavg()[0] if hasattr(os, "getloadavg") else None
     stem = f"pipeline_{a.scale}_{a.part}_wall" if a.part else f"pipeline_{a.scale}_wall"
+    if a.omit_from:
+        stem = stem.replace("_wall", f"_without_{a.omit_from}_wall")
     out = a.out or ROOT / "benchmarks" / "results" / f"{stem}.json"
     targets = part_targets(repo, a.scale, a.part) if a.part else None
-    if a.here and targets:
-        raise SystemExit("--here times the whole run; --part runs in a fresh folder")
+    if a.here and (targets or a.omit_from):
+        raise SystemExit("--here times the whole run; --part and --omit-from run in a fresh folder")
+    if a.omit_from and not any(f"rule {a.omit_from}:" in p.read_text()
+                               for p in (repo / "workflow" / "rules").glob("*.smk")):
+        raise SystemExit(f"--omit-from {a.omit_from}: no rule of that name in workflow/rules/")
     if a.here:
         forced = stale_outputs(repo, a.scale) if a.forcerun_stale else None
         record = run(repo, a.scale, a.cores, repo, snakemake, copy=False, forcerun=forced)
@@ -153,11 +166,13 @@ def main(argv: list[str] | None = None) -> int:
         if a.keep.exists() and any(a.keep.iterdir()):
             raise SystemExit(f"{a.keep} is not empty: the run needs a fresh folder")
         a.keep.mkdir(parents=True, exist_ok=True)
-        record = run(repo, a.scale, a.cores, a.keep.resolve(), snakemake, targets=targets)
+        record = run(repo, a.scale, a.cores, a.keep.resolve(), snakemake, targets=targets,
+                     omit=a.omit_from)
     else:
         with tempfile.TemporaryDirectory(prefix=f"attnrank-{a.scale}-") as tmp:
-            record = run(repo, a.scale, a.cores, Path(tmp), snakemake, targets=targets)
-    record |= {"part": a.part, "targets": targets,
+            record = run(repo, a.scale, a.cores, Path(tmp), snakemake, targets=targets,
+                         omit=a.omit_from)
+    record |= {"part": a.part, "targets": targets, "omit_from": a.omit_from,
                "git": git_state(repo),
                "date": datetime.now(UTC).isoformat(timespec="seconds"),
                "machine": {"cores": os.cpu_count(), "python": platform.python_version()},
