@@ -30,6 +30,7 @@ from typing import Any
 import torch
 from torch.profiler import profile
 
+from attnrank.core import optim
 from attnrank.minip.data import JobData, MinIPBatch
 from attnrank.minip.evaluate import predict
 from attnrank.minip.families import job_groups
@@ -55,14 +56,15 @@ def job_program(params: dict[str, Any]) -> tuple[JobData, GroupedHeads]:
 def time_job(params: dict[str, Any], steps: int) -> dict[str, Any]:
     """ms per step (data, forward, backward, Adam), per-group forward + backward, one evaluation."""
     data, model = job_program(params)
-    opt = torch.optim.Adam(model.parameters(), lr=float(params["lr"]), fused=True)
+    opt = optim.make("adam", list(model.parameters()))  # the trainer's Adam (core.optim)
+    lr = float(params["lr"])
     batch_fn = data.batch_fn()
 
     def step(i: int) -> None:
         loss = model.loss(batch_fn(i)).sum()
-        opt.zero_grad(set_to_none=True)
+        opt.zero_grad()
         loss.backward()
-        opt.step()
+        opt.step(lr)
 
     for i in range(3):  # warm-up
         step(i)
@@ -95,14 +97,14 @@ def time_job(params: dict[str, Any], steps: int) -> dict[str, Any]:
 def op_table(params: dict[str, Any], steps: int, rows: int = 15) -> list[dict[str, Any]]:
     """The profiler's top operators (self CPU) over ``steps`` steps of one job."""
     data, model = job_program(params)
-    opt = torch.optim.Adam(model.parameters(), lr=float(params["lr"]), fused=True)
+    opt = optim.make("adam", list(model.parameters()))
     batch_fn = data.batch_fn()
     with profile() as prof:
         for i in range(steps):
             loss = model.loss(batch_fn(i)).sum()
-            opt.zero_grad(set_to_none=True)
+            opt.zero_grad()
             loss.backward()
-            opt.step()
+            opt.step(float(params["lr"]))
     events = sorted(prof.key_averages(), key=lambda e: -e.self_cpu_time_total)
     total = sum(e.self_cpu_time_total for e in events)
     return [{"op": e.key, "self_ms_per_step": round(e.self_cpu_time_total / 1000 / steps, 3),
