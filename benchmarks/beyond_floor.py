@@ -22,8 +22,19 @@ This script sets that allowance against a floor no code can go under on this mac
 Nothing is timed here except the matmul rate, so the script is cheap (a few seconds a job) and
 can run beside other work. Results: benchmarks/results/beyond_floor.json (no machine paths).
 
+``--profile K`` adds a second bound, from the other side: each job, built as its step builds it
+(compiled where the job compiles), takes K training steps (Adam included) under the torch profiler
+after three warm-up steps, and every operator's self CPU time is split into *pair operations*
+(those that read or write a per-sequence pair tensor, shapes (..., N, N, B) or (..., N²·B): the
+gathers from pair tables, the mixing weights, readouts and their sums, forward and backward, and
+the compiled pair kernels with their call overhead) and the rest. ``seconds_if_pairs_free`` = the
+job's seconds × the rest's share: what the job would take if a perfect kernel made every pair
+operation cost nothing. It is an estimate (profiler overhead weighs on small operators); the
+whole run then needs a quiet machine (≈ 5 min).
+
     .venv/bin/python benchmarks/beyond_floor.py                      # sidecars of results/reference
     .venv/bin/python benchmarks/beyond_floor.py --run results/full
+    .venv/bin/python benchmarks/beyond_floor.py --profile 10         # + the pair operations' share
 """
 
 from __future__ import annotations
@@ -81,13 +92,59 @@ def job_flops(job: MinipBeyondJob) -> dict[str, Any]:
             "tflop_job": (cfg.steps * step + evaluations * evaluation) / 1e12}
 
 
+def _pair_shaped(shape: list[int], n: int, bsz: int) -> bool:
+    return len(shape) >= 1 and (shape[-1] == n * n * bsz
+                                or (len(shape) >= 3 and shape[-3:] == [n, n, bsz]))
+
+
+def pair_share(job: MinipBeyondJob, steps: int) -> dict[str, Any]:
+    """The share of one training step's self CPU time spent in pair operations (module
+    docstring), over ``steps`` profiled steps of the job as its step runs it."""
+    from torch.profiler import profile
+
+    from attnrank.core import optim
+
+    device = torch.device("cpu")
+    data = JobData(job.train, device)
+    model = build_heads(job, data).to(device)
+    stream = data.batch_fn()
+    opt = optim.make(recipe(job.train).optimizer, list(model.parameters()))
+    bsz, n = stream(0).targets.shape[1:3]
+
+    def step(i: int) -> None:
+        opt.zero_grad()
+        model.loss(stream(i)).sum().backward()
+        opt.step(job.train.lr)
+
+    for i in range(3):
+        step(i)
+    with profile(record_shapes=True) as prof:
+        for i in range(3, 3 + steps):
+            step(i)
+    pairs = total = 0.0
+    for event in prof.key_averages(group_by_input_shape=True):
+        t = event.self_cpu_time_total
+        total += t
+        compiled_kernel = any(k in event.key for k in ("Compiled", "Dynamo"))
+        if compiled_kernel or any(_pair_shaped(list(s), n, bsz) for s in event.input_shapes
+                                  if isinstance(s, list)):
+            pairs += t
+    return {"batch": int(bsz), "profiled_ms_per_step": round(total / 1e3 / steps, 2),
+            "pair_share": round(pairs / total, 3)}
+
+
 def main(argv: list[str] | None = None) -> int:
     ap = argparse.ArgumentParser(description=__doc__,
                                  formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("--run", default=str(ROOT / "results" / "reference"),
                     help="a full-scale run folder whose sidecars give each job's seconds")
     ap.add_argument("--out", default=str(OUT))
+    ap.add_argument("--profile", type=int, default=0, metavar="K",
+                    help="also profile K training steps of every job: the pair operations' share")
     a = ap.parse_args(argv)
+    if a.profile < 0:
+        print(f"beyond_floor: --profile must be ≥ 0 steps, got {a.profile}", file=sys.stderr)
+        return 2
     run = Path(a.run)
     if not (run / "claims.csv").is_file():
         print(f"beyond_floor: {run} holds no finished run (no claims.csv)", file=sys.stderr)
@@ -116,9 +173,16 @@ def main(argv: list[str] | None = None) -> int:
                          "job_s": round(seconds, 1),
                          "floor_s_at_peak": round(f["tflop_job"] * 1e3 / peak, 1),
                          "achieved_gflops": round(f["tflop_job"] * 1e3 / seconds, 2)})
+            extra = ""
+            if a.profile:
+                share = pair_share(part, a.profile)
+                rows[-1] |= share | {"seconds_if_pairs_free":
+                                     round(seconds * (1 - share["pair_share"]), 1)}
+                extra = (f"  pairs {share['pair_share']:.0%} of "
+                         f"{share['profiled_ms_per_step']:.1f} ms/step")
             print(f"{artifact:50s} {f['gflop_step']:7.3f} GFLOP/step  {seconds:6.0f} s  "
                   f"floor {rows[-1]['floor_s_at_peak']:6.1f} s  "
-                  f"{rows[-1]['achieved_gflops']:5.1f} GFLOP/s", flush=True)
+                  f"{rows[-1]['achieved_gflops']:5.1f} GFLOP/s{extra}", flush=True)
     goal = GOAL_WALL_S * GOAL_CORES
     rest = sum(s for study, s in studies.items() if study != BEYOND_STUDY)
     beyond_s = sum(r["job_s"] for r in rows)
@@ -129,7 +193,9 @@ def main(argv: list[str] | None = None) -> int:
         "what": "the beyond study's matrix-product FLOPs (forward + backward, every step and "
                 "evaluation, FlopCounterMode) at the machine's fp32 matmul rate: a floor that "
                 "counts no element-wise work, gather or launch; beside each job's seconds in the "
-                "run's sidecars",
+                "run's sidecars" + ("; with --profile: each job's share of self CPU time in "
+                                    "pair operations over the profiled steps, and its seconds "
+                                    "if they cost nothing" if a.profile else ""),
         "date": datetime.now(UTC).isoformat(timespec="seconds"),
         "run": str(run.relative_to(ROOT)) if run.is_relative_to(ROOT) else run.name,
         "torch": torch.__version__, "threads": 1,
@@ -144,13 +210,18 @@ def main(argv: list[str] | None = None) -> int:
         "beyond_s_at_best_job_rate": round(tflop * 1e3 / best, 1),
         "best_job_gflops": best,
         "speedup_needed": round(beyond_s / (goal - rest), 2) if goal > rest else math.inf,
+        "profiled_steps": a.profile or None,
+        "beyond_s_if_pairs_free": (round(sum(r["seconds_if_pairs_free"] for r in rows), 1)
+                                   if a.profile else None),
         "jobs": rows,
     }
     Path(a.out).write_text(json.dumps(report, indent=2) + "\n")
     print(f"beyond study: {beyond_s:,.0f} job s in {report['run']}, {tflop:.2f} TFLOP of matrix "
           f"products; at the peak {peak:.1f} GFLOP/s: {floor:,.0f} s; at the best job's rate "
           f"({best:.1f} GFLOP/s): {report['beyond_s_at_best_job_rate']:,.0f} s. The goal leaves it "
-          f"{goal - rest:,.0f} job s (the rest of the DAG: {rest:,.0f}) -> {a.out}")
+          f"{goal - rest:,.0f} job s (the rest of the DAG: {rest:,.0f})"
+          + (f"; with every pair operation free: {report['beyond_s_if_pairs_free']:,.0f} s"
+             if a.profile else "") + f" -> {a.out}")
     return 0
 
 
