@@ -50,6 +50,7 @@ from typing import Any
 
 import torch
 import yaml
+from torch.profiler import profile
 from torch.utils.flop_counter import FlopCounterMode
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -57,6 +58,7 @@ sys.path.insert(0, str(ROOT / "benchmarks"))
 from budgets import GOAL_CORES, GOAL_WALL_S, STUDIES, job_seconds, read_sidecars  # noqa: E402
 from trainer import matmul_rate  # noqa: E402
 
+from attnrank.core import optim  # noqa: E402
 from attnrank.minip.beyond.jobs import MinipBeyondJob, beyond_jobs, family_parts  # noqa: E402
 from attnrank.minip.data import JobData  # noqa: E402
 from attnrank.minip.experiments.beyond import build_heads  # noqa: E402
@@ -93,6 +95,8 @@ def job_flops(job: MinipBeyondJob) -> dict[str, Any]:
 
 
 def _pair_shaped(shape: list[int], n: int, bsz: int) -> bool:
+    """Whether an operator input of this shape is a per-sequence pair tensor: (..., N, N, B), or
+    flat (..., N²·B) as the pair-table gathers index it."""
     return len(shape) >= 1 and (shape[-1] == n * n * bsz
                                 or (len(shape) >= 3 and shape[-3:] == [n, n, bsz]))
 
@@ -100,10 +104,6 @@ def _pair_shaped(shape: list[int], n: int, bsz: int) -> bool:
 def pair_share(job: MinipBeyondJob, steps: int) -> dict[str, Any]:
     """The share of one training step's self CPU time spent in pair operations (module
     docstring), over ``steps`` profiled steps of the job as its step runs it."""
-    from torch.profiler import profile
-
-    from attnrank.core import optim
-
     device = torch.device("cpu")
     data = JobData(job.train, device)
     model = build_heads(job, data).to(device)
