@@ -207,6 +207,27 @@ rule minip_beyond_train:
         " --metrics {output.metrics} --weights {output.weights} 3>&2 > {log} 2>&1"
 
 
+rule minip_rank_growth:
+    """TT-6's fit as a table: per target and m the smallest rank reaching it, read on the grid
+    and between grid points, and both slopes of log2 r on m."""
+    input:
+        step_inputs("tables/minip_rank_growth.parquet"),
+    output:
+        f"{RESULTS}/tables/minip_rank_growth.parquet",
+    log:
+        f"{LOGS}/minip_rank_growth.log",
+    benchmark:
+        f"{LOGS}/benchmarks/minip_rank_growth.tsv"
+    conda:
+        CONDA_ENV
+    params:
+        job=job_params("tables/minip_rank_growth.parquet"),
+        code=step_code_hash("minip_rank_growth"),
+    shell:
+        "python -m attnrank minip-rank-growth --rule minip_rank_growth"
+        " --params {params.job:q} --inputs {input} --out {output} > {log} 2>&1"
+
+
 rule minip_beyond_growth:
     """Per family line: the smallest budget F reaching each target per m, and the slope of
     log2 F on m with its seed-bootstrap interval (TT-6's fit)."""

@@ -26,6 +26,7 @@ from attnrank.minip.beyond.jobs import (
     beyond_jobs,
     family_parts,
 )
+from attnrank.minip.experiments.rank_growth import RankGrowthJob
 from attnrank.minip.jobs import (
     CAPACITY_INSTANCES,
     MINIP_EXPERIMENTS,
@@ -201,6 +202,13 @@ def build_plan(config: dict[str, Any], scale: str) -> Plan:
     plan.add(StepRun("minip_information_bound", {}, mj[("information_bound", "")].to_dict(),
                      tuple(f"tables/minip_{e}.parquet" for e in ("length_sweep", "rank_vs_m", "witness")),
                      ("tables/minip_information_bound.parquet", "tables/minip_information_bound.csv")))
+
+    t6 = config["claims"]["TT-6"]
+    plan.add(StepRun("minip_rank_growth", {},
+                     RankGrowthJob(tuple(float(t) for t in t6["targets"]),
+                                   int(t6["bootstrap_samples"]),
+                                   float(t6["interval_level"])).to_dict(),
+                     ("tables/minip_rank_vs_m.parquet",), ("tables/minip_rank_growth.parquet",)))
 
     # Paper B beyond the single head (B6, TT-7): one training job per instance, the table of
     # their final rows, the growth fit against B2's table

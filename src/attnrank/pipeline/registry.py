@@ -185,6 +185,12 @@ STEPS: dict[str, Step] = _index([
          "family line", "table", "attnrank.minip.beyond.jobs.BeyondGrowthJob",
          inputs=Arg("--inputs", "the minip_beyond and minip_rank_vs_m tables (.parquet)", 2),
          outputs=(Arg("--out"),)),
+    Step("minip_rank_growth", "minip-rank-growth", "attnrank.minip.experiments.rank_growth",
+         "TT-6's fit as a table: per target and m the smallest rank reaching it, read on the grid "
+         "and between grid points, and both slopes of log2 r on m", "table",
+         "attnrank.minip.experiments.rank_growth.RankGrowthJob",
+         inputs=Arg("--inputs", "the minip_rank_vs_m table (.parquet)", 1),
+         outputs=(Arg("--out"),)),
     Step("minip_restarts_tables", "minip-restarts-tables", "attnrank.minip.restarts",
          "the restart study's tables: every row, and per case × variant which seeds pass and "
          "which failing seeds recover", "table", "attnrank.minip.jobs.RestartsTableJob",
@@ -263,6 +269,7 @@ TABLES: dict[str, Table] = _index([
     # per family line the smallest F reaching each target per m with the slope of log2 F on m
     Table("minip_beyond", "table", "B"),
     Table("minip_beyond_growth", "minip_beyond_growth", "B"),
+    Table("minip_rank_growth", "minip_rank_growth", "B"),
     Table("entropic_surrogate", "table", "A"),
     Table("entropic_surrogate_trace", "table", "A"),
     Table("entropic_ladder", "table", "A"),

@@ -8,7 +8,12 @@ log2 F = a + b·m with its seed-bootstrap interval: ``minip.growth.rank_growth``
 with a resampling stream named per line.
 
 Table ``minip_beyond_growth``: one row per (line, target, m): line, recipe steps, target, m,
-smallest (inf where no F of the grid reaches it), a, b, lo, hi, points (m that reach it).
+smallest (inf where no F of the grid reaches it), a, b, lo, hi, points (m that reach it); beside
+them the reading between grid points (``minip.growth.growth_rows``: log2_interp, censored,
+a_interp, b_interp, lo_interp, hi_interp, points_interp) and, for every line but the single head,
+b_diff = b_line − b_kernel of that reading with its interval [lo_diff, hi_diff], both lines
+resampled on one seed draw (``minip.growth.slope_difference``, stream ("minip", "beyond",
+"difference", line, "bootstrap")); NaN for the single head.
 """
 
 from __future__ import annotations
@@ -22,7 +27,7 @@ import pandas as pd
 from attnrank.core.io import read_table
 from attnrank.core.seeding import numpy_rng
 from attnrank.minip.beyond.families import PLAIN
-from attnrank.minip.growth import rank_growth
+from attnrank.minip.growth import growth_rows, rank_growth, slope_difference
 
 if TYPE_CHECKING:
     from attnrank.minip.beyond.jobs import BeyondGrowthJob
@@ -47,14 +52,19 @@ def growth_table(beyond: pd.DataFrame, rank_vs_m: pd.DataFrame, targets: Sequenc
                  n_boot: int, level: float) -> pd.DataFrame:
     """The table of the module docstring."""
     rows = []
-    for line, df in random_lines(beyond, rank_vs_m).items():
+    lines = random_lines(beyond, rank_vs_m)
+    nan = (float("nan"),) * 3
+    for line, df in lines.items():
         fits = rank_growth(df, targets, n_boot, level,
                            numpy_rng("minip", "beyond", line, "bootstrap"))
+        diff = ({} if line == PLAIN or PLAIN not in lines else
+                slope_difference(df, lines[PLAIN], targets, n_boot, level,
+                                 numpy_rng("minip", "beyond", "difference", line, "bootstrap")))
         steps = int(df["steps_total"].iloc[0])
-        for t, g in fits.items():
-            rows += [{"line": line, "steps": steps, "target": t, "m": int(m),
-                      "smallest": float(s), "a": g.a, "b": g.b, "lo": g.lo, "hi": g.hi,
-                      "points": g.points} for m, s in zip(g.ms, g.smallest, strict=True)]
+        for row in growth_rows(fits):
+            b, lo, hi = diff.get(row["target"], nan)
+            rows.append({"line": line, "steps": steps, **row, "b_diff": b, "lo_diff": lo,
+                         "hi_diff": hi})
     return pd.DataFrame(rows)
 
 
