@@ -11,7 +11,7 @@ from claims_world import minip_rows, params, world
 from test_claims_verdicts import ACC, CAP, LAD, OOD, PRE, RVM, WIT, WORST, Tables, drop, where
 
 from attnrank.claims import CHECKS, FAIL, NOT_RUN, PASS, NotRun, evaluate_claims, write_claims
-from attnrank.core.claims import COLUMNS, sweep_text
+from attnrank.core.claims import sweep_text
 from attnrank.core.io import write_table
 from attnrank.minip.quantities import crossing_rank, exact_transition
 
@@ -244,16 +244,16 @@ def test_the_verdict_table_shows_the_sweep_column_in_every_format(tmp_path):
     p["entropic_grid"] = {}
     table = evaluate_claims(paths, p)
     assert list(table.columns) == ["id", "paper", "statement", "measured", "threshold", "verdict",
-                                   "note", "sweep"]
+                                   "note", "sweep", "quorum"]
     row = table.set_index("id").loc["EB-13"]
     assert row["verdict"] == PASS and row["sweep"].startswith("τ=0.01 (headline): pass")
     assert (table.set_index("id").loc["TT-1", "sweep"]) == ""
     assert NOT_RUN not in set(table["verdict"])
-    write_claims(table, tmp_path / "c.md", tmp_path / "c.csv", "test", tmp_path / "c.html")
+    write_claims(table, tmp_path / "c.md", tmp_path / "c.csv", "test", tmp_path / "c.html",
+                 level=0.9)
     md = (tmp_path / "c.md").read_text()
-    assert "| " + " | ".join(COLUMNS) + " |" in md
-    eb13 = next(line for line in md.splitlines() if line.startswith("| EB-13 |"))
-    assert eb13.endswith("τ=0.01 (headline): pass; τ=0.05: fail; τ=0.1: fail |")
+    eb13 = md.split("### EB-13\n")[1].split("###")[0]
+    assert "*Verdict at every value.* τ=0.01 (headline): pass; τ=0.05: fail; τ=0.1: fail" in eb13
     assert "τ=0.05: fail" in (tmp_path / "c.html").read_text()
 
 

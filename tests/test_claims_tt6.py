@@ -132,7 +132,7 @@ def test_the_interval_counts_a_resample_without_a_slope_as_no_growth():
 
 def test_rank_two_to_the_half_m_passes_with_b_near_one_half():
     df = rank_vs_m(half_exponent())
-    passed, measured, threshold, note, sweep = tt6(df)
+    passed, measured, threshold, note, sweep, _ = tt6(df)
     g = rank_growth(df, [0.9], CONFIG["claims"]["TT-6"]["bootstrap_samples"],
                     CONFIG["claims"]["TT-6"]["interval_level"])[0.9]
     assert passed and g.b == pytest.approx(0.5) and g.points == len(MS)
@@ -143,11 +143,14 @@ def test_rank_two_to_the_half_m_passes_with_b_near_one_half():
     info = log2_rank_fit(np.array(MS, float), 3 * np.log2(np.array(MS) + 1.0))[1]
     assert f"the information bound {info:.4g}" in measured
     assert sweep == "target 0.8: pass; target 0.9 (headline): pass; target 0.95: pass"
-    assert note == ""
+    # the only note: the reading between grid points at every target, reported beside
+    assert note.startswith("reported, not judged: the reading between grid points")
+    assert "target 0.9: r̂ by m" in note and f"b = {g.b_interp:.4g} [{g.lo_interp:.4g}, " \
+        f"{g.hi_interp:.4g}] over {g.points_interp} m" in note
 
 
 def test_two_m_values_fail_on_min_points():
-    passed, measured, _, note, sweep = tt6(rank_vs_m(half_exponent(ms=(8, 12), outlier=False)))
+    passed, measured, _, note, sweep, _ = tt6(rank_vs_m(half_exponent(ms=(8, 12), outlier=False)))
     assert not passed and "over 2 m" in measured
     assert "only 2 m reach the headline target 0.9 (fewer than 3)" in note
     assert "target 0.9 (headline): fail" in sweep
@@ -156,7 +159,7 @@ def test_two_m_values_fail_on_min_points():
 def test_m_beyond_the_grid_are_left_out_and_counted():
     cross = half_exponent()
     cross[16] = [10**6] * 3  # never reaches: out of the fit, named in the note
-    passed, measured, _, note, _ = tt6(rank_vs_m(cross))
+    passed, measured, _, note, _, _ = tt6(rank_vs_m(cross))
     assert passed and "16:inf" in measured and "over 5 m" in measured
     assert "m never reaching 0.9 (excluded from the fit): [16]" in note
 
@@ -166,7 +169,7 @@ def test_a_flat_rank_fails_its_interval_holds_zero():
     cross[10] = [16, 16, 64]  # seed spread: resamples tilt the line both ways
     cross[14] = [16, 16, 64]
     df = rank_vs_m(cross)
-    passed, measured, _, _, _ = tt6(df)
+    passed, measured, _, _, _, _ = tt6(df)
     g = rank_growth(df, [0.9], 2000, 0.9)[0.9]
     assert not passed and g.b == 0.0 and g.lo < 0 < g.hi
     assert "b = 0," in measured
@@ -174,7 +177,7 @@ def test_a_flat_rank_fails_its_interval_holds_zero():
 
 def test_the_sweep_shows_a_target_that_fails_beside_a_headline_that_passes():
     high = {m: (0.96 if m <= 8 else 0.92) for m in MS}  # 0.95 reached at two m only
-    passed, measured, _, _, sweep = tt6(rank_vs_m(half_exponent(), high))
+    passed, measured, _, _, sweep, _ = tt6(rank_vs_m(half_exponent(), high))
     assert passed
     assert sweep == "target 0.8: pass; target 0.9 (headline): pass; target 0.95: fail"
     assert "target 0.95: smallest r by m 6:8, 8:16, 10:inf" in measured
@@ -182,7 +185,7 @@ def test_the_sweep_shows_a_target_that_fails_beside_a_headline_that_passes():
 
 def test_a_decreasing_rank_fails():
     cross = {m: [2 ** (12 - m // 2)] * 3 for m in MS}
-    passed, _, _, _, _ = tt6(rank_vs_m(cross))
+    passed, _, _, _, _, _ = tt6(rank_vs_m(cross))
     assert not passed
 
 

@@ -216,6 +216,26 @@ CASES = [
     Case("TT-7", NOT_RUN, "the single head has no slope",
          lambda t: regrow(t, lambda d: d.assign(test_sequence_accuracy=np.where(
              (d["label"] == "kernel") & (d["m"] > 6), 0.5, d["test_sequence_accuracy"])))),
+    # ---- TT-7b: the paper's words (growth exists), read between grid points
+    Case("TT-7b", PASS, "positional and causal heads fail below r_lb and their budget grows"),
+    Case("TT-7b", PASS, "the causal head grows more slowly than the single head (TT-7 fails)",
+         lambda t: regrow(t, lambda d: d.assign(test_sequence_accuracy=np.where(
+             (d["label"] == "causal_final") & (d["data_kind"] == "random"),
+             np.where(d["rank"] >= np.where(d["m"] < 10, 4, 8), 0.95, 0.5),
+             d["test_sequence_accuracy"])))),
+    Case("TT-7b", FAIL, "a positional head below r_lb exact on one seed",
+         lambda t: where(t, BEY, WORST, 0.3, data_kind="witness", label="positional", rank=2,
+                         seed=1)),
+    Case("TT-7b", FAIL, "the causal head's budget does not grow with m (slope exactly 0)",
+         lambda t: regrow(t, lambda d: d.assign(test_sequence_accuracy=np.where(
+             (d["label"] == "causal_final") & (d["data_kind"] == "random"),
+             np.where(d["rank"] >= 4, 0.95, 0.5), d["test_sequence_accuracy"])))),
+    Case("TT-7b", FAIL, "the causal head's crossing at m = 6 is censored below: 2 m left to fit",
+         lambda t: regrow(t, lambda d: d.assign(test_sequence_accuracy=np.where(
+             (d["label"] == "causal_final") & (d["data_kind"] == "random") & (d["m"] == 6),
+             0.95, d["test_sequence_accuracy"])))),
+    Case("TT-7b", NOT_RUN, "no witness rows",
+         lambda t: drop(t, BEY, lambda d: d["data_kind"] != "witness")),
     Case("OPEN-1", MEASURED, "slopes of every H beside the single head"),
     Case("OPEN-1", NOT_RUN, "no multihead rows",
          lambda t: regrow(t, lambda d: d[d["model"] != "multihead"])),
@@ -448,10 +468,13 @@ def test_a_quorum_pass_shows_the_every_seed_reading_and_the_counts(cid, table, e
     tables = world()
     five_seeds(tables, table)
     edit(tables)
-    got, (_, measured, threshold, note, *_) = verdict_of(cid, tables)
+    got, (_, measured, threshold, note, _, quorum) = verdict_of(cid, tables)
     assert got == PASS
     assert "every seed (the paper's reading): fail" in note
     assert "4/5 seeds" in measured and "≥ 4 of 5 seeds" in threshold
+    # every condition's success count: the edited one 4 of 5, every other 5 of 5
+    assert sorted((k, n) for _, k, n in quorum)[0] == (4, 5)
+    assert all((k, n) == (5, 5) for _, k, n in sorted(quorum, key=lambda c: c[1])[1:])
     tables = world()
     assert "every seed (the paper's reading): pass" in verdict_of(cid, tables)[1][3]
 
@@ -467,12 +490,27 @@ def test_tt5_reports_the_gaps_the_memorised_pools_and_the_pool_sweep():
         "65536:0.01; r=64: 1024:0.3, 65536:0.01" in note
 
 
+def test_tt7b_differs_from_tt7_where_only_the_constant_is_short():
+    """The causal head grows (slope 0.25 > 0) but more slowly than the single head (0.5): TT-7
+    holds it to the single head's floor and fails, TT-7b (growth exists) passes."""
+    case = next(c for c in CASES if c.claim == "TT-7b" and "more slowly" in c.what)
+    tables = world()
+    case.edit(tables)
+    assert verdict_of("TT-7", tables)[0] == FAIL
+    got, (_, measured, _, note, sweep, _) = verdict_of("TT-7b", tables)
+    assert got == PASS
+    assert "causal_final: F̂ by m" in measured and "b = 0.25 [0.25, 0.25] over 3 m" in measured
+    assert "b − b_kernel between grid points" in note and "causal_final: -0.25" in note
+    assert "target 0.9 (headline): pass" in sweep
+
+
 def test_open_questions_report_every_line_and_a_reading():
     _, (passed, measured, threshold, note, *_) = verdict_of("OPEN-2", world())
     assert passed is None and "no pass/fail" in threshold
     for line in ("kernel", "differential", "signed_linear", "kernel (B2)"):
         assert f"{line}: smallest F by m" in measured, line
     assert "grows with m like the single head" in note and "witness suite" in note
+    assert "reading between grid points" in note and "differential: F̂ by m" in note
 
 
 def test_a_measured_claim_refuses_pass_fail_and_a_paper_claim_refuses_measured():

@@ -42,4 +42,5 @@ def step(inputs: list[str], params: dict[str, Any], md: str | Path, csv: str | P
     """The claims step: every registered check on the tables ``inputs``, written as Markdown, CSV
     and (when given) HTML; returns the paths written."""
     table = evaluate_claims(inputs, params)
-    return write_claims(table, md, csv, params.get("scale", "?"), html)
+    return write_claims(table, md, csv, params.get("scale", "?"), html,
+                        level=float(params["claims"]["quorum_interval_level"]))

@@ -48,6 +48,7 @@ class Verdict:
     verdict: str
     note: str = ""
     sweep: str = ""
+    quorum: str = ""
 
 
 class NotRun(Exception):
@@ -59,14 +60,17 @@ class UnlistedTable(Exception):
 
 
 class Outcome(NamedTuple):
-    """What a check returns: the verdict (``passed``; None for a ``measured`` claim), its texts
-    and, where a free parameter is swept, the verdict at every value of it (``sweep_text``)."""
+    """What a check returns: the verdict (``passed``; None for a ``measured`` claim), its texts,
+    where a free parameter is swept, the verdict at every value of it (``sweep_text``), and, for
+    a verdict judged by the seed quorum, every per-seed condition's success count
+    (``quorum``: (condition, k, n) each)."""
 
     passed: bool | None
     measured: str
     threshold: str
     note: str
     sweep: str = ""
+    quorum: tuple[tuple[str, int, int], ...] = ()
 
 
 Check = Callable[[Mapping[str, pd.DataFrame], dict[str, Any]], Outcome]
@@ -205,6 +209,42 @@ def meets_quorum(ok: pd.Series, quorum: float) -> bool:
     return len(ok) > 0 and int(ok.sum()) >= quorum_size(len(ok), quorum)
 
 
+def quorum_count(condition: str, ok: pd.Series) -> tuple[str, int, int]:
+    """A per-seed condition's success count for ``Outcome.quorum``: (condition, k, n) from one
+    boolean per seed."""
+    return condition, int(ok.sum()), len(ok)
+
+
+def quorum_text(counts: Sequence[tuple[str, int, int]]) -> str:
+    """The ``quorum`` column: "m=6: 5/5; m=16: 4/5" (conditions in the check's order)."""
+    return "; ".join(f"{c}: {k}/{n}" for c, k, n in counts)
+
+
+def parse_quorum(text: str) -> list[tuple[str, int, int]]:
+    """``quorum_text`` read back (the held-out record pools two runs' counts). A ValueError on a
+    part that is not "condition: k/n"."""
+    out = []
+    for part in filter(None, (t.strip() for t in str(text).split("; "))):
+        cond, _, frac = part.rpartition(": ")
+        k, _, n = frac.partition("/")
+        if not cond or not k.isdigit() or not n.isdigit():
+            raise ValueError(f"quorum column: {part!r} is not 'condition: k/n'")
+        out.append((cond, int(k), int(n)))
+    return out
+
+
+def weakest_text(counts: Sequence[tuple[str, int, int]], level: float) -> str:
+    """The weakest condition (smallest k/n, the first on a tie) with its Clopper–Pearson interval
+    at ``level``: "weakest m=16: 4/5 seeds (90% CP 0.34–0.99)"; empty without conditions."""
+    from attnrank.core.stats import clopper_pearson
+
+    if not counts:
+        return ""
+    cond, k, n = min(counts, key=lambda c: c[1] / c[2])
+    lo, hi = clopper_pearson(k, n, level)
+    return f"weakest {cond}: {k}/{n} seeds ({level:.0%} CP {lo:.2f}–{hi:.2f})"
+
+
 def every_seed_reading(every: bool) -> str:
     """The paper's every-seed reading of a quorum-judged claim, for its note."""
     return f"every seed (the paper's reading): {PASS if every else FAIL}"
@@ -237,17 +277,23 @@ def evaluate_claims(inputs: Sequence[str | Path], params: dict[str, Any]) -> pd.
     rows = []
     for c in registered_checks():
         try:
-            passed, measured, threshold, note, sweep = c.check(tables, params)
+            passed, measured, threshold, note, sweep, quorum = c.check(tables, params)
             verdict = MEASURED if passed is None else PASS if passed else FAIL
         except NotRun as why:
-            measured, threshold, note, sweep, verdict = "", "", str(why), "", NOT_RUN
+            measured, threshold, note, sweep, quorum, verdict = "", "", str(why), "", (), NOT_RUN
         rows.append(asdict(Verdict(c.id, c.paper, c.statement(params), measured, threshold,
-                                   verdict, note, sweep)))
+                                   verdict, note, sweep, quorum_text(quorum))))
     return pd.DataFrame(rows)
 
 
 SWEEP_HEADER = "verdict at every value"
 COLUMNS = ("id", "verdict", "statement", "measured", "threshold", "note", SWEEP_HEADER)
+QUORUM_HEADER = "seeds behind a quorum verdict"
+SMOKE_NOTE = ("Smoke scale: these grids (a few hundred training steps, 2 seeds) are too small to "
+              "judge the papers. A smoke run shows that every path of the pipeline runs and is "
+              "checked against the committed smoke reference; the verdicts of the reproduction "
+              "are the full run's")
+REFERENCE_CLAIMS = "results/reference/claims.md"
 
 
 def _sweep(row: Any) -> str:
@@ -255,50 +301,89 @@ def _sweep(row: Any) -> str:
     return getattr(row, "sweep", "") or ""
 
 
+def _weakest(row: Any, level: float) -> str:
+    """A verdict row's weakest quorum condition with its interval (empty without a quorum)."""
+    return weakest_text(parse_quorum(getattr(row, "quorum", "") or ""), level)
+
+
 def _counts(table: pd.DataFrame) -> str:
     counts = table["verdict"].value_counts().to_dict()
-    return ", ".join(f"{counts.get(v, 0)} {v}" for v in (PASS, FAIL, NOT_RUN))
+    return ", ".join(f"{counts.get(v, 0)} {v}" for v in (PASS, FAIL, MEASURED, NOT_RUN))
 
 
-def claims_html(table: pd.DataFrame, scale: str) -> str:
-    """The verdicts as a self-contained HTML page (the report shows it inline)."""
+def claims_html(table: pd.DataFrame, scale: str, level: float) -> str:
+    """The verdicts as a self-contained HTML page (the report shows it inline); the weakest quorum
+    condition with its Clopper–Pearson interval at ``level`` beside each verdict."""
     import html
 
-    colors = {PASS: "#d9f2d9", FAIL: "#f8d7d7", NOT_RUN: "#eeeeee"}
-    head = "".join(f"<th>{c}</th>" for c in COLUMNS)
+    colors = {PASS: "#d9f2d9", FAIL: "#f8d7d7", NOT_RUN: "#eeeeee", MEASURED: "#e3ecf7"}
+    cols = ("id", "verdict", QUORUM_HEADER, *COLUMNS[2:])
+    head = "".join(f"<th>{c}</th>" for c in cols)
     rows = []
     for r in table.itertuples():
-        cells = [r.id, r.verdict, r.statement, r.measured, r.threshold, r.note, _sweep(r)]
+        cells = [r.id, r.verdict, _weakest(r, level), r.statement, r.measured, r.threshold,
+                 r.note, _sweep(r)]
         tds = "".join(f"<td>{html.escape(str(c))}</td>" for c in cells)
         rows.append(f'<tr style="background:{colors.get(r.verdict, "#fff")}">{tds}</tr>')
+    smoke = (f"<p><b>{html.escape(SMOKE_NOTE)}</b> ({html.escape(REFERENCE_CLAIMS)} in the "
+             "repository).</p>" if scale == "smoke" else "")
     return ("<!DOCTYPE html><html><head><meta charset='utf-8'><title>Claims</title><style>"
             "body{font-family:sans-serif;font-size:13px}table{border-collapse:collapse}"
             "td,th{border:1px solid #999;padding:3px 6px;vertical-align:top;text-align:left}"
-            f"</style></head><body><h2>Claims — scale {html.escape(scale)}</h2>"
-            f"<p>Each paper claim checked on this run's tables: {_counts(table)}.</p>"
+            f"</style></head><body><h2>Claims — scale {html.escape(scale)}</h2>{smoke}"
+            f"<p>Each claim checked on this run's tables: {_counts(table)}.</p>"
             f"<table><tr>{head}</tr>{''.join(rows)}</table></body></html>\n")
 
 
+def _md(text: Any) -> str:
+    """Claim text as Markdown: ``*`` escaped (r* is not emphasis)."""
+    return str(text).replace("*", "\\*")
+
+
+def _cell(text: Any) -> str:
+    """Claim text in a Markdown table cell: ``_md`` with ``|`` escaped (|ρ| stays |ρ|)."""
+    return _md(text).replace("|", "\\|")
+
+
+def claims_markdown(table: pd.DataFrame, scale: str, level: float) -> str:
+    """claims.md: the counts, an overview table (id, verdict, the weakest quorum condition with
+    its Clopper–Pearson interval at ``level``, statement), then every claim in full (statement,
+    measured, threshold, note, verdict at every value) under its own heading."""
+    lines = [f"# Claims — scale `{scale}`", ""]
+    if scale == "smoke":
+        lines += [f"**{SMOKE_NOTE}: [`{REFERENCE_CLAIMS}`](../reference/claims.md).**", ""]
+    lines += [f"Each claim checked on this run's tables: {_counts(table)} (*measured*: a question "
+              "the papers leave open, never pass/fail). A verdict judged by the seed quorum shows "
+              f"its weakest per-seed condition with the exact (Clopper–Pearson) {level:.0%} "
+              "interval of its success rate. Free parameters: *" + SWEEP_HEADER + "* gives the "
+              "verdict at every value in the config; the verdict is the headline's (fixed "
+              "before the run).", "",
+              f"| id | verdict | {QUORUM_HEADER} | statement |", "|---|---|---|---|"]
+    for r in table.itertuples():
+        lines.append(f"| [{r.id}](#{r.id.lower()}) | **{r.verdict}** | {_cell(_weakest(r, level))}"
+                     f" | {_cell(r.statement)} |")
+    lines += ["", "## Every claim in full"]
+    for r in table.itertuples():
+        lines += ["", f"### {r.id}", "", f"**{r.verdict}** — {_md(r.statement)}"]
+        for head, text in (("Measured", r.measured), ("Threshold", r.threshold),
+                           ("Seeds behind the quorum", r.quorum if hasattr(r, "quorum") else ""),
+                           ("Note", r.note), (SWEEP_HEADER.capitalize(), _sweep(r))):
+            if str(text or ""):
+                lines += ["", f"*{head}.* {_md(text)}"]
+    return "\n".join(lines) + "\n"
+
+
 def write_claims(table: pd.DataFrame, md_path: str | Path, csv_path: str | Path,
-                 scale: str, html_path: str | Path | None = None) -> list[Path]:
-    """Write the verdicts as a Markdown table (with counts per verdict), as CSV and, when
-    ``html_path`` is given, as an HTML page."""
+                 scale: str, html_path: str | Path | None = None, *, level: float
+                 ) -> list[Path]:
+    """Write the verdicts as Markdown (``claims_markdown``), as CSV and, when ``html_path`` is
+    given, as an HTML page; ``level``: the Clopper–Pearson interval beside quorum verdicts."""
     from attnrank.core.io import write_table, write_text
 
-    lines = [f"# Claims — scale `{scale}`", "",
-             "Each paper claim checked on this run's tables. " + _counts(table) + ".", "",
-             "Free parameters: *" + SWEEP_HEADER + "* gives the verdict at every value in the "
-             "config; the verdict column is the headline's (fixed before the run).", "",
-             "| " + " | ".join(COLUMNS) + " |",
-             "|" + "---|" * len(COLUMNS)]
-    for r in table.itertuples():
-        cells = [r.id, f"**{r.verdict}**", r.statement, r.measured, r.threshold, r.note,
-                 _sweep(r)]
-        lines.append("| " + " | ".join(str(c).replace("|", "/") for c in cells) + " |")
-    write_text("\n".join(lines) + "\n", md_path)
+    write_text(claims_markdown(table, scale, level), md_path)
     write_table(table, Path(csv_path))
     outs = [Path(md_path), Path(csv_path)]
     if html_path is not None:
-        write_text(claims_html(table, scale), html_path)
+        write_text(claims_html(table, scale, level), html_path)
         outs.append(Path(html_path))
     return outs

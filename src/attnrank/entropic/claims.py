@@ -273,7 +273,7 @@ def eb7(tables: Tables, p: dict[str, Any], v: Values) -> Outcome:
 
 def _eb8(df: pd.DataFrame, v: Values) -> Outcome:
     beta = float(v["headline_beta"])
-    passed, measured, threshold, note, _ = _attention_bound(df, SOFTMAX, beta, v)
+    passed, measured, threshold, note, *_ = _attention_bound(df, SOFTMAX, beta, v)
     return Outcome(passed, f"β = {beta:g}: " + measured, threshold, note)
 
 

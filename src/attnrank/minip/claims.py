@@ -7,7 +7,7 @@ measured text gives the fraction of seeds that satisfy it beside the value (``se
 from __future__ import annotations
 
 import math
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from typing import Any
 
 import numpy as np
@@ -22,6 +22,7 @@ from attnrank.core.claims import (
     fmt,
     meets_quorum,
     need,
+    quorum_count,
     quorum_size,
     seeds_of,
     sweep_text,
@@ -35,7 +36,7 @@ from attnrank.core.columns import (
 )
 from attnrank.core.quantities import median_over_seeds
 from attnrank.minip.families import DENSE
-from attnrank.minip.growth import Growth, log2_rank_fit, rank_growth
+from attnrank.minip.growth import CENSORED, Growth, log2_rank_fit, rank_growth
 from attnrank.minip.quantities import (
     crossing_rank,
     exact_transition,
@@ -117,8 +118,9 @@ def tt3(tables: Tables, p: dict[str, Any], v: Values) -> Outcome:
         notes.append("dense below exact on some seed: see the note on dense training steps in "
                      "docs/methods.md, Min-IP training")
     note = _with_restarts("; ".join(notes), tables, "rank_vs_m", DENSE)
-    return ok, measured, (f"≥ {exact} on ≥ {quorum_size(seeds, quorum)} of {seeds} seeds at "
-                          "every m"), note
+    counts = tuple(quorum_count(f"dense exact at m={m}", acc >= exact) for m, acc in by_m)
+    return Outcome(ok, measured, (f"≥ {exact} on ≥ {quorum_size(seeds, quorum)} of {seeds} seeds "
+                                  "at every m"), note, "", counts)
 
 
 def _with_restarts(note: str, tables: Tables, experiment: str, model: str | None = None) -> str:
@@ -155,14 +157,16 @@ def _witness_reading(low: pd.DataFrame, paper_error: float) -> str:
 
 
 def _witness(df: pd.DataFrame, below: int, top: int, cut: float, r_lb: int, blocks: int,
-             paper_error: float, quorum: float) -> tuple[bool, str, str]:
+             paper_error: float, quorum: float
+             ) -> tuple[bool, str, str, tuple[tuple[str, int, int], ...]]:
     """The witness suite judged for every feature map: every r < ``below`` fails (worst-case
     error > ``cut``) on at least the seed quorum, and r = ``top`` is exact (sequence accuracy 1)
     on at least the seed quorum. Returns (passed, measured, note); the measured text gives, per
     map, the fraction of seeds behind each condition and the transition against r_lb and K; the
-    note the every-seed reading (the paper's) and the readings of its error. ``NotRun`` when a
-    map lacks a rank below ``below`` or the rank ``top``."""
-    ok, every, parts, readings = True, True, [], []
+    note the every-seed reading (the paper's) and the readings of its error; last, every
+    condition's success count (``Outcome.quorum``). ``NotRun`` when a map lacks a rank below
+    ``below`` or the rank ``top``."""
+    ok, every, parts, readings, counts = True, True, [], [], []
     for fm, part in sorted(df.groupby("feature_map")):
         low, solved = part[part["rank"] < below], part[part["rank"] == top]
         if low.empty or solved.empty:
@@ -171,6 +175,8 @@ def _witness(df: pd.DataFrame, below: int, top: int, cut: float, r_lb: int, bloc
         exact = solved[TEST_SEQUENCE_ACCURACY] >= 1
         ok &= bool(all(meets_quorum(g, quorum) for _, g in fails.groupby(low["rank"]))
                    and meets_quorum(exact, quorum))
+        counts += [quorum_count(f"{fm} r={r} fails", g) for r, g in fails.groupby(low["rank"])]
+        counts.append(quorum_count(f"{fm} r={top} exact", exact))
         every &= bool(fails.all() and exact.all())
         per_rank = ", ".join(f"r={r}: {seeds_of(g[TEST_WORST_CASE_ERROR] > cut, 'fail')}"
                              for r, g in low.groupby("rank"))
@@ -183,7 +189,7 @@ def _witness(df: pd.DataFrame, below: int, top: int, cut: float, r_lb: int, bloc
     note = (f"{every_seed_reading(every)}; the paper's 'error > {paper_error:g}' on the ranks that "
             "must fail, read as sequence error or as worst-case error (a run = one rank and seed): "
             + "; ".join(readings))
-    return ok, "; ".join(parts), note
+    return ok, "; ".join(parts), note, tuple(counts)
 
 
 def _quorum_text(df: pd.DataFrame, quorum: float) -> str:
@@ -227,13 +233,13 @@ def tt4(tables: Tables, p: dict[str, Any], v: Values) -> Outcome:
     if fams.empty:
         raise NotRun("the witness-families sweep has no trained head")
     quorum = float(v["seed_quorum"])
-    ok, measured, note = _witness(df, r_lb, top, cut, r_lb, blocks, float(v["paper_error"]),
-                                  quorum)
+    ok, measured, note, counts = _witness(df, r_lb, top, cut, r_lb, blocks,
+                                          float(v["paper_error"]), quorum)
     sweep, families = _family_sweep(fams, cut, (blocks, width))
     return Outcome(ok, f"K = {blocks}, w = {width}, r_lb = {r_lb}: " + measured,
                    f"worst-case > {cut:g} for each r < r_lb = {r_lb}; sequence error 0 at r = "
                    f"{top} (largest); each {_quorum_text(df, quorum)}",
-                   _with_restarts(f"{note}; {families}", tables, "witness"), sweep)
+                   _with_restarts(f"{note}; {families}", tables, "witness"), sweep, counts)
 
 
 @claim("TT-4p", "B", ('minip_witness',),
@@ -252,10 +258,11 @@ def tt4p(tables: Tables, p: dict[str, Any], v: Values) -> Outcome:
     below, solve = int(v["fails_below"]), int(v["solves_at"])
     cut, r_lb = float(v["worst_case_cutoff"]), witness_lower_bound(blocks, width)
     quorum = float(v["seed_quorum"])
-    ok, measured, note = _witness(df, below, solve, cut, r_lb, blocks, float(v["paper_error"]),
-                                  quorum)
-    return ok, measured, (f"worst-case > {cut:g} for each r < {below}; sequence error 0 at r = "
-                          f"{solve}; each {_quorum_text(df, quorum)}"), note
+    ok, measured, note, counts = _witness(df, below, solve, cut, r_lb, blocks,
+                                          float(v["paper_error"]), quorum)
+    return Outcome(ok, measured, (f"worst-case > {cut:g} for each r < {below}; sequence error 0 "
+                                  f"at r = {solve}; each {_quorum_text(df, quorum)}"), note, "",
+                   counts)
 
 
 def ood_gaps(df: pd.DataFrame) -> pd.DataFrame:
@@ -336,10 +343,11 @@ def tt5(tables: Tables, p: dict[str, Any], v: Values) -> Outcome:
         notes.append(f"pool sweep (m={int(sweep['m'].iloc[0])}, median train − test accuracy by "
                      "train pool): " + "; ".join(by_rank))
     n = int(dense.groupby("instance").size().max()) if len(dense) else 0
-    return moves_up and dense_ok, measured, (
+    counts = tuple(quorum_count(f"dense exact at {k}", a >= exact) for k, a in dense_acc.items())
+    return Outcome(moves_up and dense_ok, measured, (
         f"crossing of {target} non-decreasing and rising; dense ≥ {exact} on ≥ "
-        f"{quorum_size(n, quorum)} of {n} seeds at every scale"), \
-        _with_restarts("; ".join(notes), tables, "ood", DENSE)
+        f"{quorum_size(n, quorum)} of {n} seeds at every scale"),
+        _with_restarts("; ".join(notes), tables, "ood", DENSE), "", counts)
 
 
 def _tt6_statement(v: Values) -> str:
@@ -386,6 +394,25 @@ def _growth_text(g: Growth, level: float, head: float) -> str:
             f"over {g.points} m")
 
 
+def _interp_cells(ms: Sequence[float], log2_interp: Sequence[float], censored: Sequence[str],
+                  symbol: str) -> str:
+    """The reading between grid points by m, censored cells listed: "F̂ by m 6:2.9, 8:4.5
+    (censored above: 14, 16; below: none)"."""
+    inside = ", ".join(f"{int(m)}:{fmt(2.0 ** float(y))}" for m, y, c in
+                       zip(ms, log2_interp, censored, strict=True) if not c)
+    by_kind = {kind: [str(int(m)) for m, c in zip(ms, censored, strict=True) if c == kind]
+               for kind in ("above", "below")}
+    cens = "; ".join(f"{kind}: {', '.join(m)}" for kind, m in by_kind.items() if m)
+    return f"{symbol} by m {inside or 'none'}" + (f" (censored {cens})" if cens else "")
+
+
+def _interp_growth_text(g: Growth, level: float) -> str:
+    """One target's reading between grid points as text (TT-6's note)."""
+    cells = _interp_cells(g.ms, g.log2_interp, [CENSORED[int(c)] for c in g.censored], "r̂")
+    return (f"target {g.target:g}: {cells}; b = {fmt(g.b_interp)} [{fmt(g.lo_interp)}, "
+            f"{fmt(g.hi_interp)}] over {g.points_interp} m")
+
+
 @claim("TT-6", "B", ('minip_rank_vs_m', 'minip_constructions', 'minip_information_bound'),
        _tt6_statement)
 def tt6(tables: Tables, p: dict[str, Any], v: Values) -> Outcome:
@@ -420,6 +447,9 @@ def tt6(tables: Tables, p: dict[str, Any], v: Values) -> Outcome:
                      "but not a measurement of it")
     if unreached:
         notes.append(f"m never reaching {head:g} (excluded from the fit): {unreached}")
+    notes.append(f"reported, not judged: the reading between grid points ({level:.0%} "
+                 "interval over the same resamples; docs/methods.md §3.9): "
+                 + "; ".join(_interp_growth_text(f, level) for f in fits.values()))
     sweep = sweep_text({f"target {t:g}": ok for t, ok in passes.items()}, f"target {headline:g}")
     return passes[headline], measured, (
         f"at target {head:g}: ≥ {n_min} m reach it and the {level:.0%} interval of b lies above "
@@ -497,6 +527,22 @@ def _line_text(fits: pd.DataFrame, line: str, level: float) -> str:
             f"[{fmt(r.lo)}, {fmt(r.hi)}] over {int(r.points)} m")
 
 
+def _line_interp_text(fits: pd.DataFrame, line: str, diff: bool = True) -> str:
+    """A line's reading between grid points: ``H=2: F̂ by m 6:2.9, … (censored above: 12);
+    b = 0.46 [0.4, 0.5] over 3 m; b − b_kernel = −0.1 [−0.3, 0.1]`` (the difference where
+    ``diff`` and the table has it)."""
+    f = fits[fits["line"] == line].sort_values("m")
+    if f.empty:
+        return f"{line}: not run"
+    r = f.iloc[0]
+    text = (f"{line}: {_interp_cells(f['m'], f['log2_interp'], f['censored'], 'F̂')}; b = "
+            f"{fmt(r.b_interp)} [{fmt(r.lo_interp)}, {fmt(r.hi_interp)}] over "
+            f"{int(r.points_interp)} m")
+    if diff and math.isfinite(r.b_diff):
+        text += f"; b − b_kernel = {fmt(r.b_diff)} [{fmt(r.lo_diff)}, {fmt(r.hi_diff)}]"
+    return text
+
+
 def _slope(fits: pd.DataFrame, line: str) -> tuple[float, float, float]:
     f = fits[fits["line"] == line]
     if f.empty:
@@ -557,7 +603,11 @@ def _open_question(tables: Tables, p: dict[str, Any], v: Values, families: tuple
     threshold = (f"measured at target {float(v['target_accuracy']):g}: the slope b of log2 F = "
                  f"a + b·m per line with its {level:.0%} seed-bootstrap interval; no pass/fail "
                  "(the paper claims nothing here)")
-    return None, measured, threshold, _reading(fits, lines, plain) + ("; " + note if note else "")
+    interp = ("reading between grid points (docs/methods.md §3.9; b − b_kernel from one seed "
+              "draw for both lines): " + "; ".join(_line_interp_text(fits, x)
+                                                 for x in [plain, *lines, "kernel (B2)"]))
+    return None, measured, threshold, "; ".join(
+        t for t in (_reading(fits, lines, plain), note, interp) if t)
 
 
 OPEN = "open question, not a paper claim"  # the verdict's paper column of OPEN-1, OPEN-2
@@ -610,11 +660,7 @@ def tt7(tables: Tables, p: dict[str, Any], v: Values) -> Outcome:
                      "interval is unbounded): no slope to compare the families with")
     parts, ok_all = [], True
     for line in ("kernel", *TT7_LINES):
-        low = wit[(wit["label"] == line) & (wit["rank"] < r_lb)]
-        fails = low[TEST_WORST_CASE_ERROR] > cut
-        fail_ok = bool(len(low)) and bool(fails.all())
-        text = (f"{line}: F < {r_lb} fail on {int(fails.sum())}/{len(low)} runs (min worst-case "
-                f"{fmt(float(low[TEST_WORST_CASE_ERROR].min()) if len(low) else math.nan)})")
+        fail_ok, text = _witness_half(wit, line, r_lb, cut)
         if line != "kernel":
             b, lo, hi = _slope(fits, line)
             grow_ok = math.isfinite(lo) and lo >= floor
@@ -628,6 +674,76 @@ def tt7(tables: Tables, p: dict[str, Any], v: Values) -> Outcome:
     note = (f"witness K = {int(w['blocks'])}, w = {int(w['width'])}, r_lb = {r_lb}; transitions "
             "(smallest F exact on every seed): " + ", ".join(f"{x}: {fmt(tr.get(x, math.nan))}"
                                                             for x in ("kernel", *TT7_LINES))
-            + f"; floor = single head's b {fmt(b0)} − its interval width {fmt(hi0 - lo0)}")
+            + f"; floor = single head's b {fmt(b0)} − its interval width {fmt(hi0 - lo0)}"
+            + "; reported, not judged: the reading between grid points (docs/methods.md §3.9): "
+            + "; ".join(_line_interp_text(fits, x) for x in ("kernel", *TT7_LINES)))
     return ok_all, measured, (f"worst-case > {cut:g} on every seed for every F < r_lb = {r_lb}; "
                               f"slope lower end ≥ {fmt(floor)}"), note
+
+
+def _witness_half(wit: pd.DataFrame, line: str, r_lb: int, cut: float) -> tuple[bool, str]:
+    """TT-7's witness half for one line of the witness suite's rows ``wit``: every F < ``r_lb``
+    has worst-case error > ``cut`` on every seed (False when no such run exists), and its text."""
+    low = wit[(wit["label"] == line) & (wit["rank"] < r_lb)]
+    fails = low[TEST_WORST_CASE_ERROR] > cut
+    text = (f"{line}: F < {r_lb} fail on {int(fails.sum())}/{len(low)} runs (min worst-case "
+            f"{fmt(float(low[TEST_WORST_CASE_ERROR].min()) if len(low) else math.nan)})")
+    return bool(len(low)) and bool(fails.all()), text
+
+
+def _grows(fits: pd.DataFrame, line: str, min_points: int) -> bool:
+    """TT-7b's growth half for one line at one target: the reading between grid points is fitted
+    on ≥ ``min_points`` uncensored m and the lower end of its interval is > 0."""
+    f = fits[fits["line"] == line]
+    if f.empty:
+        return False
+    r = f.iloc[0]
+    return bool(int(r.points_interp) >= min_points and math.isfinite(r.lo_interp)
+                and r.lo_interp > 0)
+
+
+@claim("TT-7b", "B", ('minip_beyond', 'minip_beyond_growth'),
+       "The lower bound holds (2^Ω(m)) with position-dependent token maps and in the causal "
+       "final-query formulation, as the paper words it: on the witness suite every F < r_lb fails "
+       "(worst-case error > {worst_case_cutoff:g}) on every seed for positional and causal "
+       "final-query heads, and their budget reaching accuracy {target_accuracy:g}, read between "
+       "grid points, grows with m (lower end of the slope interval > 0, fitted on at least the "
+       "TT-6 minimum of m whose crossing lies inside the grid)")
+def tt7b(tables: Tables, p: dict[str, Any], v: Values) -> Outcome:
+    """TT-7's witness half unchanged; growth read between grid points (docs/methods.md §3.9);
+    b − b_kernel and the lattice reading reported beside; the verdict at every TT-6 target in
+    the sweep column."""
+    beyond = need(tables, "minip_beyond")
+    cut = float(v["worst_case_cutoff"])
+    t6 = p["claims"]["TT-6"]
+    targets, head = _tt6_targets({**t6, "target_accuracy": v["target_accuracy"]})
+    level, min_points = float(t6["interval_level"]), int(t6["min_points"])
+    w = p["minip_grid"]["witness"]
+    r_lb = witness_lower_bound(int(w["blocks"]), int(w["width"]))
+    wit = beyond[beyond["data_kind"] == "witness"]
+    if wit.empty:
+        raise NotRun("no witness-suite rows in minip_beyond")
+    halves = {line: _witness_half(wit, line, r_lb, cut) for line in TT7_LINES}
+    witness_ok = all(ok for ok, _ in halves.values())
+    passes = {}
+    for t in targets:
+        fits = _beyond_fits(tables, t)
+        passes[t] = witness_ok and all(_grows(fits, line, min_points) for line in TT7_LINES)
+    fits = _beyond_fits(tables, head)
+    parts = []
+    for line in TT7_LINES:
+        grows = _grows(fits, line, min_points)
+        parts.append(f"{halves[line][1]}; growth: {_line_interp_text(fits, line, diff=False)}: "
+                     + ("pass" if halves[line][0] and grows else "fail"))
+    diffs = "; ".join(
+        f"{line}: {fmt(r.b_diff)} [{fmt(r.lo_diff)}, {fmt(r.hi_diff)}]"
+        for line in TT7_LINES for r in fits[fits["line"] == line].head(1).itertuples())
+    note = (f"reported, not judged: b − b_kernel between grid points ({level:.0%} interval, both "
+            f"lines resampled on one seed draw): {diffs or 'none'}; the lattice reading: "
+            + "; ".join(_line_text(fits, x, level) for x in ("kernel", *TT7_LINES, "kernel (B2)"))
+            + f"; witness K = {int(w['blocks'])}, w = {int(w['width'])}, r_lb = {r_lb}")
+    sweep = sweep_text({f"target {t:g}": ok for t, ok in passes.items()}, f"target {head:g}")
+    threshold = (f"worst-case > {cut:g} on every seed for every F < r_lb = {r_lb}; at target "
+                 f"{head:g}: ≥ {min_points} m crossing inside the grid and the {level:.0%} "
+                 "interval's lower end of the interpolated slope > 0")
+    return passes[head], "; ".join(parts), threshold, note, sweep
