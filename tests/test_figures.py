@@ -99,14 +99,24 @@ def constructions() -> pd.DataFrame:
                           WORST_CASE_ERROR: 0.1} for m in (2, 4)])
 
 
+def rank_growth_table(df: pd.DataFrame) -> pd.DataFrame:
+    """The minip_rank_growth table of a rank-vs-m table, by the pipeline's own function."""
+    from attnrank.minip.growth import growth_rows, rank_growth
+
+    g = PARAMS_B["rank_growth"]
+    return pd.DataFrame(growth_rows(rank_growth(df, [0.9], g["bootstrap_samples"],
+                                                g["interval_level"])))
+
+
 @pytest.mark.parametrize("name,table,dense_axis", [("minip_rank_vs_m", "minip_rank_vs_m", 1),
                                                    ("minip_ood_pools", "minip_ood", 2)])
 def test_every_dense_seed_is_drawn_a_failing_one_too(name, table, dense_axis):
     df = minip({"small": (8, [1.0] * SEEDS), "large": (12, [1.0, 1.0, FAILING])})
     df = df.assign(train_sequence_accuracy=df["test_sequence_accuracy"])
-    tables = {table: df, "minip_constructions": constructions()}
-    fig = plot(name, {k: v for k, v in tables.items() if k in (table, "minip_constructions")},
-               PARAMS_B)
+    tables = {table: df, "minip_constructions": constructions(),
+              "minip_rank_growth": rank_growth_table(df)}
+    fig = plot(name, {k: v for k, v in tables.items()
+                      if k in (table, "minip_constructions", "minip_rank_growth")}, PARAMS_B)
     dense_ax = fig.axes[dense_axis]
     ys = sorted(points(dense_ax)[:, 1])
     assert ys == sorted([1.0] * (2 * SEEDS - 1) + [FAILING])  # one marker per seed, none merged
@@ -117,10 +127,26 @@ def test_every_dense_seed_is_drawn_a_failing_one_too(name, table, dense_axis):
 
 def test_rank_vs_m_labels_its_rank_axes_with_integers():
     df = minip({"m8": (8, [1.0] * SEEDS), "m12": (12, [1.0] * SEEDS)})
-    fig = plot("minip_rank_vs_m", {"minip_rank_vs_m": df, "minip_constructions": constructions()},
-               PARAMS_B)
+    fig = plot("minip_rank_vs_m", {"minip_rank_vs_m": df, "minip_constructions": constructions(),
+                                   "minip_rank_growth": rank_growth_table(df)}, PARAMS_B)
     labels = tick_labels(fig.axes[2], "y")
     assert labels and all(re.fullmatch(r"\d+|\$2\^\{\d+\}\$", s) for s in labels), labels
+
+
+def test_rank_vs_m_draws_both_readings_and_keeps_its_legends_off_the_data():
+    # median accuracy 0.5 + 0.1 r: r = 4 reaches 0.9 exactly, read as 4 in both readings
+    df = minip({"m8": (8, [1.0] * SEEDS), "m12": (12, [1.0] * SEEDS)}, ranks=(1, 2, 4, 8))
+    growth = rank_growth_table(df)
+    fig = plot("minip_rank_vs_m", {"minip_rank_vs_m": df, "minip_constructions": constructions(),
+                                   "minip_rank_growth": growth}, PARAMS_B)
+    right = fig.axes[2]
+    diamonds = [ln for ln in right.get_lines() if ln.get_marker() == "D"]
+    assert len(diamonds) == 1
+    assert list(diamonds[0].get_ydata()) == pytest.approx(2.0 ** growth["log2_interp"])
+    labels = [t for t in right.get_legend_handles_labels()[1]]
+    assert any(t.startswith("fit on the grid") for t in labels)
+    assert any(t.startswith("fit between grid points") for t in labels)
+    assert all(ax.get_legend() is None for ax in fig.axes[:3])  # the legends have their own row
 
 
 def test_witness_marks_the_proven_bound_and_the_papers_rank_and_every_dense_seed():
@@ -251,3 +277,25 @@ def test_ood_pool_sweep_draws_train_and_test_of_every_seed_and_the_gap():
     assert sorted(np.round(points(gap)[:, 1], 9)) == sorted(
         np.round([r["train_sequence_accuracy"] - r["test_sequence_accuracy"] for r in rows], 9))
     assert tick_labels(acc) == ["1,024", "65,536"]
+
+
+def test_beyond_keeps_coinciding_fits_visible_and_draws_both_readings():
+    """Every line of the claims world crosses at the same F: their lattice fits coincide, so each
+    is drawn offset (no two fitted lines on the same pixels) and the panel names them."""
+    from claims_world import beyond, beyond_growth
+
+    df = beyond()
+    growth = beyond_growth(df)
+    fig = plot("minip_beyond", {"minip_beyond": df, "minip_beyond_growth": growth}, PARAMS_B)
+    lattice = next(ax for ax in fig.axes if ax.get_title().startswith("budget needed vs m"))
+    between = next(ax for ax in fig.axes if ax.get_title().startswith("read between grid"))
+    assert "same fit, drawn offset" in lattice.get_xlabel()
+    assert "H=2 = differential" in lattice.get_xlabel()
+    for ax in (lattice, between):
+        fits = [tuple(np.round(ln.get_ydata(), 9)) for ln in ax.get_lines()
+                if len(ln.get_xdata()) == 20]
+        with_slope = growth[np.isfinite(growth["b"]) & np.isclose(growth["target"], 0.9)]
+        assert len(fits) == with_slope["line"].nunique() == len(set(fits))  # all distinct
+    legend = next(ax.get_legend() for ax in fig.axes if ax.get_legend()
+                  and "between grid points" in ax.get_legend().get_title().get_text())
+    assert len(legend.get_texts()) == growth["line"].nunique()
