@@ -163,6 +163,14 @@ HELDOUT_CLAIMS = "benchmarks/results/heldout_claims.csv"
 HELDOUT_RECORD = "benchmarks/results/heldout_run.json"
 
 
+def _quorum_values() -> dict[str, float]:
+    """The seed quorum and the interval level of its pooled rate, from config.yaml's claims."""
+    import yaml
+
+    claims = yaml.safe_load(Path("config.yaml").read_text())["claims"]
+    return {"level": float(claims["quorum_interval_level"]), "quorum": float(claims["seed_quorum"])}
+
+
 def cmd_readme(a: argparse.Namespace) -> int:
     """Rewrite (--check: compare) README's results and held-out sections."""
     from attnrank.publish.readme import update_heldout, update_readme
@@ -171,7 +179,7 @@ def cmd_readme(a: argparse.Namespace) -> int:
     rc = _report_section(a, changed, "results section", a.reference, "make readme")
     if Path(HELDOUT_RECORD).exists():  # the reference's verdicts stand beside the held-out ones
         changed = update_heldout(Path(a.readme), Path(HELDOUT_CLAIMS), Path(HELDOUT_RECORD),
-                                 Path(a.reference), check=a.check)
+                                 Path(a.reference), check=a.check, **_quorum_values())
         rc = max(rc, _report_section(a, changed, "held-out section", HELDOUT_RECORD, "make readme"))
     return rc
 
@@ -187,7 +195,8 @@ def cmd_heldout(a: argparse.Namespace) -> int:
     record = heldout_record(run)
     shutil.copyfile(run / "claims.csv", HELDOUT_CLAIMS)
     write_text(json.dumps(record, indent=2, sort_keys=True) + "\n", HELDOUT_RECORD)
-    update_heldout(Path(a.readme), Path(HELDOUT_CLAIMS), Path(HELDOUT_RECORD), Path(a.reference))
+    update_heldout(Path(a.readme), Path(HELDOUT_CLAIMS), Path(HELDOUT_RECORD), Path(a.reference),
+                   **_quorum_values())
     log.info("held-out run (seed_offset %d, %d of %d pass) recorded in %s and %s; README updated",
              record["seed_offset"], record["pass"], record["claims"], HELDOUT_CLAIMS, HELDOUT_RECORD)
     return 0

@@ -143,9 +143,50 @@ def heldout_record(run: Path) -> dict:
             "pass": int((table["verdict"] == "pass").sum())}
 
 
-def heldout_section(heldout: Path, record: dict, reference: Path) -> str:
+def pooled_quorum(ref: pd.DataFrame, held: pd.DataFrame, level: float, quorum: float
+                  ) -> list[str]:
+    """The quorum verdicts pooled over both seed sets (docs/methods.md §5): for every claim whose
+    ``quorum`` column holds success counts in both claims tables, each condition's k₁ + k₂ of
+    n₁ + n₂, the weakest pooled condition with its Clopper–Pearson interval at ``level``, and
+    which conditions sit at the quorum edge (met by ``quorum_size`` seeds of n, or fewer, on a
+    set). No lines when either table lacks the column (a run made before it existed)."""
+    from attnrank.core.claims import parse_quorum, quorum_size
+    from attnrank.core.stats import clopper_pearson
+
+    if "quorum" not in ref.columns or "quorum" not in held.columns:
+        return []
+    a, b = (t.set_index("id")["quorum"] for t in (ref, held))
+    rows = []
+    for cid in a.index:
+        if cid not in b.index or not a[cid] or not b[cid]:
+            continue
+        ca, cb = dict((c, (k, n)) for c, k, n in parse_quorum(a[cid])), \
+            dict((c, (k, n)) for c, k, n in parse_quorum(b[cid]))
+        pooled = {c: (ca[c][0] + cb[c][0], ca[c][1] + cb[c][1]) for c in ca if c in cb}
+        if not pooled:
+            continue
+        cond, (k, n) = min(pooled.items(), key=lambda kv: kv[1][0] / kv[1][1])
+        lo, hi = clopper_pearson(k, n, level)
+        edge = [f"{c} ({name} {kk}/{nn})" for name, counts in (("reference", ca), ("held-out", cb))
+                for c, (kk, nn) in counts.items() if kk < nn and kk <= quorum_size(nn, quorum)]
+        rows.append(f"| {cid} | {ref.set_index('id').at[cid, 'verdict']} / "
+                    f"{held.set_index('id').at[cid, 'verdict']} | {cond}: {k}/{n} | "
+                    f"{lo:.2f}–{hi:.2f} | {'; '.join(edge) or '—'} |")
+    if not rows:
+        return []
+    return [f"Quorum verdicts pooled over both seed sets: each per-seed condition's successes "
+            f"added over the reference and the held-out seeds, the weakest pooled condition and "
+            f"its exact (Clopper–Pearson) {level:.0%} interval; *at the quorum edge*: conditions "
+            "that some seed set met with exactly the quorum's seeds (or missed):", "",
+            "| claim | verdict (reference / held-out) | weakest pooled condition | "
+            f"{level:.0%} interval | at the quorum edge |", "|---|---|---|---|---|", *rows]
+
+
+def heldout_section(heldout: Path, record: dict, reference: Path, *, level: float,
+                    quorum: float) -> str:
     """The held-out section: every claim's verdict on the reference seeds and on the held-out seeds
-    (``heldout``: that run's claims.csv; ``record``: ``heldout_record`` of it)."""
+    (``heldout``: that run's claims.csv; ``record``: ``heldout_record`` of it), and the quorum
+    verdicts pooled over both (``pooled_quorum`` at ``level``, seed quorum ``quorum``)."""
     ref = pd.read_csv(reference / "claims.csv", dtype=str, keep_default_na=False)
     held = pd.read_csv(heldout, dtype=str, keep_default_na=False)
     ids = ref["id"].tolist() + [i for i in held["id"] if i not in set(ref["id"])]  # table order
@@ -169,6 +210,9 @@ def heldout_section(heldout: Path, record: dict, reference: Path) -> str:
     for r in both.itertuples():
         mark = "**" if r.id in moved else ""
         lines.append(f"| {mark}{r.id}{mark} | {r.verdict_ref} | {r.verdict_held} |")
+    pooled = pooled_quorum(ref, held, level, quorum)
+    if pooled:
+        lines += ["", *pooled]
     measured = both[(both["verdict_ref"] == "measured") & (both["verdict_held"] == "measured")]
     for cid in measured["id"]:
         lines += ["", *_measured_side_by_side(cid, ref.set_index("id").at[cid, "measured"],
@@ -206,7 +250,8 @@ HELDOUT_DOC = Path("docs") / "results.md"  # the whole verdict table; relative t
 
 
 def update_heldout(readme: Path, heldout: Path, record_path: Path, reference: Path,
-                   check: bool = False, doc: Path | None = None) -> bool:
+                   *, level: float, quorum: float, check: bool = False,
+                   doc: Path | None = None) -> bool:
     """Rewrite the held-out sections from the committed held-out claims and record: in
     ``readme`` its first paragraph (counts, the verdicts that differ) with a link to ``doc``
     (default ``docs/results.md`` beside the README), in ``doc`` the whole section with the table.
@@ -214,7 +259,8 @@ def update_heldout(readme: Path, heldout: Path, record_path: Path, reference: Pa
     import json
 
     doc = readme.parent / HELDOUT_DOC if doc is None else doc
-    section = heldout_section(heldout, json.loads(record_path.read_text()), reference)
+    section = heldout_section(heldout, json.loads(record_path.read_text()), reference,
+                              level=level, quorum=quorum)
     link = _link(doc, readme.parent)
     summary = (section.split("\n\n")[0]
                + f" Every claim's verdict on both seed sets: [`{link}`]({link}#held-out-seeds).")
