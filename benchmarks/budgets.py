@@ -43,6 +43,7 @@ STUDIES: dict[str, tuple[str, ...]] = {
     "entropic predict (EB-13)": ("entropic/predict/",),
     "entropic ladder (EB-5 ... EB-7)": ("entropic/ladder/",),
     "entropic surrogate (EB-1 ... EB-4)": ("entropic/surrogate/",),
+    "language, larger rung (OPEN-4)": ("language/rungs/",),
     "language, appendix B (EB-15, EB-16)": ("language/",),
     "tables, figures, claims": ("tables/", "figures/", "claims."),
 }
@@ -67,7 +68,10 @@ BUDGETS: dict[str, float] = {
     "entropic predict (EB-13)": 370,
     "entropic ladder (EB-5 ... EB-7)": 180,
     "entropic surrogate (EB-1 ... EB-4)": 110,
-    "language, appendix B (EB-15, EB-16)": 350,
+    # 10 seeds a corpus and the logit field (OPEN-4), declared before their run from a timing
+    # pilot (one job, one thread)
+    "language, larger rung (OPEN-4)": 1000,
+    "language, appendix B (EB-15, EB-16)": 1300,
     "tables, figures, claims": 60,
 }
 
