@@ -42,9 +42,9 @@ def _panel(ax: plt.Axes, pts: pd.DataFrame, color: dict[str, Any], width: float,
         x = float(g["complexity"].iloc[0])
         ax.scatter(x + dodge, g["value"], color=color[corpus], s=28 if k <= 5 else 16,
                    edgecolors="black", linewidths=0.4, zorder=4, label=corpus)
-        ax.scatter([x], [float(g["value"].median())], marker="_", s=320, linewidths=2.6,
-                   color=color[corpus], zorder=3,
-                   path_effects=[Stroke(linewidth=4.2, foreground="black"), Normal()])
+        ax.plot([x], [float(g["value"].median())], marker="_", ms=18, mew=2.6,
+                color=color[corpus], zorder=3,
+                path_effects=[Stroke(linewidth=4.2, foreground="black"), Normal()])
     c = correlation(pts["complexity"].to_numpy(), pts["value"].to_numpy(),
                     pts["corpus"].to_numpy(), int(params["bootstrap_samples"]),
                     float(params["interval_level"]))
