@@ -8,7 +8,10 @@ Every point averages the measure over layers and heads (mean), per (corpus, seed
 
 ``language_corpora`` has one row per corpus with its headline ``complexity`` (and the measure's
 name, ``headline_measure``); ``language_loss`` one row per (corpus, seed, step) with
-``train_loss`` and ``val_loss`` in bits per byte. pandas only.
+``train_loss`` and ``val_loss`` in bits per byte. ``language_field`` (OPEN-4) has the same shape
+as ``language_ranks``, with the logit field's matrices and estimators (``FIELD_MATRICES``,
+``K90``, ``PRIOR_SHARE``) and a ``rung`` column: select one rung before taking its points. pandas
+only.
 """
 
 from __future__ import annotations

@@ -42,7 +42,8 @@ class Arg:
 
 @dataclass(frozen=True)
 class Step:
-    """One kind of pipeline step (one Snakemake rule, or one family of figure rules) and its
+    """One kind of pipeline step (one Snakemake rule, or one family of figure rules; a second rule
+    running it is named in ``MORE_RULES``) and its
     command, ``python -m attnrank <command>``, which the CLI builds from these fields.
 
     ``entry`` is the module (inside ``attnrank``) that holds the step's logic: its code hash is
