@@ -327,6 +327,47 @@ def language_corpora(complexity: dict[str, float] | None = None) -> pd.DataFrame
                          for c, x in (complexity or LANGUAGE_COMPLEXITY).items()])
 
 
+# OPEN-4's logit field: two rungs; the k90 of Ẽ and of the residual fall with complexity
+# (``residual_sign`` −1) or rise with it (+1); W_Q W_Kᵀ's k90 is 1 at the base rung (below Ẽ's)
+# and 30 at the larger one (above Ẽ's)
+FIELD_RUNGS = {"base": ({"d_model": 16, "n_layers": 1, "n_heads": 2, "context": 32, "steps": 500},
+                        1.0),
+               "larger": ({"d_model": 64, "n_layers": 2, "n_heads": 1, "context": 64,
+                           "steps": 500}, 30.0)}
+
+
+def language_field(residual_sign: float = -1.0, seeds: int = LANGUAGE_SEEDS) -> pd.DataFrame:
+    """``language_field`` of both rungs, 1 layer's heads per (corpus, seed): every measure moves
+    linearly from its step-0 value to its final value; finals with x = complexity: k90 of Ẽ
+    6 + sign · x, of the residual 8 + sign · x, of W_Q W_Kᵀ the rung's (above), of the mean field
+    10; R̃_eff half of k90; prior share 0.8 − 0.1 · x; + 0.1 · seed everywhere."""
+    rows = []
+    for rung, (config, static) in FIELD_RUNGS.items():
+        for corpus, x in LANGUAGE_COMPLEXITY.items():
+            for seed in range(seeds):
+                finals = {"logit_field": 6.0 + residual_sign * x, "static": static,
+                          "residual_field": 8.0 + residual_sign * x, "mean_field": 10.0}
+                for step, frac in zip(LANGUAGE_STEPS, MONOTONE, strict=True):
+                    for head in range(config["n_heads"]):
+                        values = []
+                        for matrix, end in finals.items():
+                            k = START_RANK + (end - START_RANK) * frac + 0.1 * seed
+                            values += [(matrix, "k90", k), (matrix, "r_eff", k / 2)]
+                        values.append(("mean_field", "prior_share",
+                                       0.5 + (0.3 - 0.1 * x) * frac + 0.001 * seed))
+                        rows += [{"corpus": corpus, "rung": rung, "seed": seed, "step": step,
+                                  "layer": 0, "head": head, "matrix": m, "estimator": e,
+                                  "tau": float("nan"), "value": v, **config,
+                                  "field_windows": 4, "mixer_inputs": 8} for m, e, v in values]
+    return pd.DataFrame(rows)
+
+
+def language_field_loss() -> pd.DataFrame:
+    """``language_loss`` of both rungs (the ``rung`` column)."""
+    loss = language_loss(list(LANGUAGE_COMPLEXITY))
+    return pd.concat([loss.assign(rung=r) for r in FIELD_RUNGS], ignore_index=True)
+
+
 BEYOND_LINES = (("kernel", 1), ("multihead", 2), ("differential", 1), ("signed_linear", 1),
                 ("positional", 1), ("causal_final", 1))  # (family, H)
 BEYOND_CROSS = {6: 4, 8: 8, 10: 16}  # every line reaches 0.95 from this F on: slope 0.5 on m
@@ -414,4 +455,5 @@ def world() -> dict[str, pd.DataFrame]:
             "entropic_predict_other_values": predict_other_values(),
             "entropic_predict_d32": predict_d32(),
             "language_ranks": language_ranks(), "language_loss": language_loss(),
-            "language_corpora": language_corpora()}
+            "language_corpora": language_corpora(), "language_field": language_field(),
+            "language_field_loss": language_field_loss()}

@@ -417,6 +417,13 @@ CASES = [
          lambda t: t.update(language_ranks=language_ranks(RISING, path=TWO_SWAPS))),
     Case("EB-16", NOT_RUN, "two corpora (the smoke scale), fewer than EB-15's min_corpora",
          lambda t: drop(t, LR, lambda d: d["corpus"].isin(["prose", "templated"]))),
+    # ---- OPEN-4 (appendix B's open problem; more cases in test_language_field.py)
+    Case("OPEN-4", MEASURED, "both rungs' fields, the prior share and the gap"),
+    Case("OPEN-4", MEASURED, "two corpora: measured, the complexity reading not judged",
+         lambda t: drop(t, "language_field", lambda d: d["corpus"].isin(["prose", "templated"]))),
+    Case("OPEN-4", NOT_RUN, "no field rows (field_windows = 0)",
+         lambda t: drop(t, "language_field", lambda d: d["corpus"] == "none")),
+    Case("OPEN-4", NOT_RUN, "no field table", remove("language_field")),
 ]
 
 

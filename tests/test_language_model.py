@@ -42,7 +42,8 @@ def _job(**over):
          "max_bytes": 6000, "val_fraction": 0.2, "corpus": "templated", "seed_offset": 0,
          "seeds": 2, "d_model": 16, "n_layers": 1, "n_heads": 2, "context": 16, "batch": 8,
          "steps": 24, "lr": 0.01, "warmup": 0.1, "log_every": 8, "early_log_every": 1,
-         "early_log_until": 0, "mixer_inputs": 8, "taus": list(TAUS)}
+         "early_log_until": 0, "mixer_inputs": 8, "field_windows": 4, "rung": "base",
+         "taus": list(TAUS)}
     p.update(over)
     return LanguageTrainJob.from_dict(p)
 
@@ -112,7 +113,7 @@ def pair():
 
 
 def test_the_tables_have_their_columns_rows_and_steps(pair):
-    ranks, loss, weights = pair
+    ranks, loss, _, weights = pair
     assert list(ranks.columns) == list(RANK_COLUMNS) and list(loss.columns) == list(LOSS_COLUMNS)
     steps = [0, 8, 16, 24]
     assert sorted(loss["step"].unique()) == steps and len(loss) == 2 * len(steps)
@@ -139,9 +140,9 @@ def test_the_tables_have_their_columns_rows_and_steps(pair):
 
 
 def test_vectorized_models_match_each_trained_alone(pair):
-    ranks, loss, weights = pair
+    ranks, loss, _, weights = pair
     for seed in (0, 1):
-        r1, l1, w1 = run_job(_job(seeds=1, seed_offset=seed), CPU)
+        r1, l1, _, w1 = run_job(_job(seeds=1, seed_offset=seed), CPU)
         assert l1["seed"].unique().tolist() == [seed]
         mine = loss[loss["seed"] == seed].reset_index(drop=True)
         np.testing.assert_allclose(l1[["train_loss", "val_loss"]], mine[["train_loss", "val_loss"]],
@@ -154,13 +155,13 @@ def test_vectorized_models_match_each_trained_alone(pair):
 
 
 def test_the_same_job_gives_the_same_bytes_and_other_seeds_differ(pair, tmp_path):
-    ranks, loss, _ = pair
-    again, again_loss, _ = run_job(_job(), CPU)
+    ranks, loss, _, _ = pair
+    again, again_loss, _, _ = run_job(_job(), CPU)
     for name, a, b in (("ranks", ranks, again), ("loss", loss, again_loss)):
         pa = write_table(a, tmp_path / f"{name}_a.parquet")
         pb = write_table(b, tmp_path / f"{name}_b.parquet")
         assert pa.read_bytes() == pb.read_bytes()
-    other, _, _ = run_job(_job(seed_offset=5), CPU)
+    other, _, _, _ = run_job(_job(seed_offset=5), CPU)
     assert not np.allclose(other["value"], ranks["value"])
 
 
@@ -213,18 +214,18 @@ def test_a_training_job_holds_exactly_its_corpus():
 
 
 def test_seed_offset_shifts_the_seeds_of_the_tables():
-    ranks, loss, _ = run_job(_job(seeds=1, seed_offset=3, steps=2, log_every=2), CPU)
+    ranks, loss, _, _ = run_job(_job(seeds=1, seed_offset=3, steps=2, log_every=2), CPU)
     assert set(ranks["seed"]) == {3} and set(loss["seed"]) == {3}
     assert isinstance(loss, pd.DataFrame)
 
 
-def test_the_command_writes_both_tables_and_float64_weights_with_sidecars(tmp_path):
+def test_the_command_writes_the_tables_and_float64_weights_with_sidecars(tmp_path):
     import json
 
     from attnrank.cli import main
 
     out = {k: tmp_path / f"{k}.{ext}" for k, ext in (("ranks", "parquet"), ("loss", "parquet"),
-                                                      ("weights", "npz"))}
+                                                      ("field", "parquet"), ("weights", "npz"))}
     args = ["language-train", "--params", _job(steps=4, log_every=2).to_json(), "--device", "cpu"]
     args += [a for k, p in out.items() for a in (f"--{k}", str(p))]
     assert main(args) == 0
@@ -258,11 +259,11 @@ def test_the_log_schedule_is_early_steps_then_every_log_every_then_the_last():
 def test_early_logging_leaves_training_bit_identical_and_logs_both_losses_at_its_steps(pair):
     """The same job with early logging (every 3 steps up to 12): every weight the same bytes, the
     rows of the old steps the same bytes, and both losses at every logged step."""
-    ranks, loss, weights = pair
+    ranks, loss, _, weights = pair
     job = _job(early_log_every=3, early_log_until=12)
     steps = [0, 3, 6, 8, 9, 12, 16, 24]
     assert list(job.logged_steps()) == steps
-    e_ranks, e_loss, e_weights = run_job(job, CPU)
+    e_ranks, e_loss, _, e_weights = run_job(job, CPU)
     assert sorted(e_weights) == sorted(weights)
     for name, w in weights.items():
         assert e_weights[name].tobytes() == w.tobytes(), name

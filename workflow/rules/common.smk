@@ -50,8 +50,14 @@ onstart:
 
 
 def planned_values(step, wildcard):
-    """A wildcard constraint: the values the plans of every scale give ``wildcard`` of ``step``."""
-    values = {r.wildcards[wildcard] for p in PLANS.values() for r in p.runs if r.step == step}
+    """A wildcard constraint: the values the plans of every scale give ``wildcard`` of ``step``
+    (in the runs that have it)."""
+    values = {
+        r.wildcards[wildcard]
+        for p in PLANS.values()
+        for r in p.runs
+        if r.step == step and wildcard in r.wildcards
+    }
     return "|".join(sorted(values, key=lambda v: (-len(v), v)))
 
 

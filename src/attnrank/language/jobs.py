@@ -7,9 +7,11 @@ in ``language.corpora``, builtins exist, user files exist and are non-empty UTF-
 plan time, so ``snakemake -n`` already refuses them), and every corpus is long enough that both its
 train and validation parts hold a window of ``context + 1`` bytes.
 
-Jobs (key → job): ``(CORPORA, "")`` the corpora table (``language_corpora`` step) and
+Jobs (key → job): ``(CORPORA, "")`` the corpora table (``language_corpora`` step),
 ``(TRAIN, corpus)`` one training job per corpus of the scale (``language_train`` step; the rank
-estimators' τs are ``entropic.taus``, the seeds honour ``seed_offset``). Standard library only (the
+estimators' τs are ``entropic.taus``, the seeds honour ``seed_offset``) and ``(RUNG,
+"<rung>/<corpus>")`` one per corpus and larger rung (``language.scales.<scale>.rungs``: the
+scale's grid with some keys written over; the same step). Standard library only (the
 workflow imports this module while it parses the Snakefile; ``attnrank.language.corpora`` and
 ``attnrank.language.complexity`` are standard library at import time).
 """
@@ -58,6 +60,8 @@ class LanguageCorporaJob(_CorporaKeys):
 
 
 TRAIN = "train"  # language_jobs' kind of the training jobs (one per corpus)
+RUNG = "rung"  # language_jobs' kind of the larger rungs' jobs (one per rung and corpus)
+BASE_RUNG = "base"  # the rung of the appendix-B model itself (the scale's grid; TRAIN jobs)
 
 
 @dataclass(frozen=True)
@@ -65,9 +69,13 @@ class LanguageTrainJob(_CorporaKeys):
     """One corpus (``corpora`` holds it alone), every seed as the model axis of one program:
     byte-level causal Transformers (``models.language``), Adam with warm-up + cosine, ranks of
     every head's static kernel and realized mixer and both losses at the steps of
-    ``logged_steps()`` (``experiments.language``)."""
+    ``logged_steps()`` (``experiments.language``). ``rung``: ``BASE_RUNG`` for the appendix-B
+    model, else the name of a larger rung (``language.scales.<scale>.rungs``); ``field_windows``:
+    how many of the ``mixer_inputs`` validation windows the logit field's ranks are taken over
+    (0: the field is not measured)."""
 
     corpus: str
+    rung: str
     seed_offset: int
     seeds: int
     d_model: int
@@ -82,12 +90,18 @@ class LanguageTrainJob(_CorporaKeys):
     early_log_every: int
     early_log_until: int
     mixer_inputs: int
+    field_windows: int
     taus: tuple[float, ...]
 
     def __post_init__(self) -> None:
         if [c.name for c in self.corpora] != [self.corpus]:
             raise ValueError(f"LanguageTrainJob.corpora: must hold exactly the corpus "
                              f"{self.corpus!r}, got {[c.name for c in self.corpora]}")
+        if not 0 <= self.field_windows <= self.mixer_inputs:
+            raise ValueError(f"LanguageTrainJob.field_windows: must be in 0 … mixer_inputs "
+                             f"({self.mixer_inputs}), got {self.field_windows}")
+        if not self.rung:
+            raise ValueError("LanguageTrainJob.rung: must be a name (base: the appendix-B model)")
         for key, least in (("log_every", 1), ("early_log_every", 1), ("early_log_until", 0)):
             if getattr(self, key) < least:
                 raise ValueError(f"LanguageTrainJob.{key}: must be ≥ {least}, got "
@@ -154,27 +168,51 @@ def check_language_config(config: dict[str, Any], scale: str) -> None:
         raise ValueError(f"language.val_fraction: must be in (0, 1), got {vf}")
     g = scales[scale]
     where = f"language.scales.{scale}"
-    need = min_corpus_bytes(int(g["context"]), vf)
-    if int(lang["max_bytes"]) < need:
-        raise ValueError(f"language.max_bytes: {lang['max_bytes']} bytes leave no window of "
-                         f"{where}.context + 1 = {int(g['context']) + 1} bytes in both the train and "
-                         f"the validation part (val_fraction {vf}); at least {need} needed")
+    grids = rung_grids(g)
+    if BASE_RUNG in g.get("rungs", {}):
+        raise ValueError(f"{where}.rungs: {BASE_RUNG!r} names the scale's own grid; give the rung "
+                         "another name")
+    need = max(min_corpus_bytes(int(r["context"]), vf) for r in grids.values())
+    for rung, r in grids.items():
+        at = where if rung == BASE_RUNG else f"{where}.rungs.{rung}"
+        least = min_corpus_bytes(int(r["context"]), vf)
+        if int(lang["max_bytes"]) < least:
+            raise ValueError(f"language.max_bytes: {lang['max_bytes']} bytes leave no window of "
+                             f"{at}.context + 1 = {int(r['context']) + 1} bytes in both the train "
+                             f"and the validation part (val_fraction {vf}); at least {least} needed")
+        if int(r["d_model"]) % int(r["n_heads"]):
+            raise ValueError(f"{at}.d_model: must be a multiple of {at}.n_heads "
+                             f"({r['n_heads']}) (heads of equal width), got {r['d_model']}")
+        if not 0 <= float(r["warmup"]) < int(r["steps"]):
+            raise ValueError(f"{at}.warmup: must be a fraction in [0, 1) or a step count below "
+                             f"{at}.steps ({r['steps']}), got {r['warmup']}")
+        if not 0 <= int(r["field_windows"]) <= int(r["mixer_inputs"]):
+            raise ValueError(f"{at}.field_windows: must be in 0 … {at}.mixer_inputs "
+                             f"({r['mixer_inputs']}), got {r['field_windows']}")
     if int(lang["complexity"]["kgram_k"]) >= need:
         raise ValueError(f"language.complexity.kgram_k: {lang['complexity']['kgram_k']} is not "
                          f"below the corpus length")
-    if int(g["d_model"]) % int(g["n_heads"]):
-        raise ValueError(f"{where}.d_model: must be a multiple of {where}.n_heads "
-                         f"({g['n_heads']}) (heads of equal width), got {g['d_model']}")
-    if not 0 <= float(g["warmup"]) < int(g["steps"]):
-        raise ValueError(f"{where}.warmup: must be a fraction in [0, 1) or a step count below "
-                         f"{where}.steps ({g['steps']}), got {g['warmup']}")
     if len(set(g["corpora"])) != len(g["corpora"]):
         raise ValueError(f"{where}.corpora: names must be unique, got {g['corpora']}")
     check_corpora(lang, list(g["corpora"]), where=f"{where}.corpora", min_bytes=need)
 
 
+def rung_grids(grid: dict[str, Any]) -> dict[str, dict[str, Any]]:
+    """The model and training keys of every rung of a scale's grid ``grid``: ``BASE_RUNG`` → the
+    grid itself, then each of its ``rungs`` → the grid with the rung's keys written over it (the
+    corpora are the scale's)."""
+    base = {k: v for k, v in grid.items() if k not in ("rungs", "corpora")}
+    return {BASE_RUNG: base, **{name: {**base, **over}
+                                for name, over in grid.get("rungs", {}).items()}}
+
+
+TRAIN_KEYS = ("seeds", "d_model", "n_layers", "n_heads", "context", "batch", "steps", "log_every",
+              "early_log_every", "early_log_until", "mixer_inputs", "field_windows")
+
+
 def language_jobs(config: dict[str, Any], scale: str) -> dict[tuple[str, str], Job]:
-    """Every appendix-B job at ``scale``: (kind, corpus) → job. Checks the config first."""
+    """Every appendix-B job at ``scale``: (kind, key) → job; kind ``CORPORA`` (key ""), ``TRAIN``
+    (key: the corpus) or ``RUNG`` (key: "<rung>/<corpus>"). Checks the config first."""
     check_language_config(config, scale)
     lang = config["language"]
     g = lang["scales"][scale]
@@ -183,13 +221,13 @@ def language_jobs(config: dict[str, Any], scale: str) -> dict[tuple[str, str], J
     jobs[(CORPORA, "")] = LanguageCorporaJob(
         corpora=sources, max_bytes=int(lang["max_bytes"]), val_fraction=float(lang["val_fraction"]),
         headline=str(lang["complexity"]["headline"]), kgram_k=int(lang["complexity"]["kgram_k"]))
-    keys = ("seeds", "d_model", "n_layers", "n_heads", "context", "batch", "steps", "log_every",
-            "early_log_every", "early_log_until", "mixer_inputs")
-    for src in sources:
-        jobs[(TRAIN, src.name)] = LanguageTrainJob(
-            corpora=(src,), max_bytes=int(lang["max_bytes"]), val_fraction=float(lang["val_fraction"]),
-            corpus=src.name, seed_offset=int(config["seed_offset"]),
-            lr=float(g["lr"]), warmup=float(g["warmup"]),
-            taus=tuple(float(t) for t in config["entropic"]["taus"]),
-            **{k: int(g[k]) for k in keys})
+    for rung, r in rung_grids(g).items():
+        for src in sources:
+            key = (TRAIN, src.name) if rung == BASE_RUNG else (RUNG, f"{rung}/{src.name}")
+            jobs[key] = LanguageTrainJob(
+                corpora=(src,), max_bytes=int(lang["max_bytes"]),
+                val_fraction=float(lang["val_fraction"]), corpus=src.name, rung=rung,
+                seed_offset=int(config["seed_offset"]), lr=float(r["lr"]),
+                warmup=float(r["warmup"]), taus=tuple(float(t) for t in config["entropic"]["taus"]),
+                **{k: int(r[k]) for k in TRAIN_KEYS})
     return jobs

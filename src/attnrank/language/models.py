@@ -17,13 +17,15 @@ to positions s ≤ t only, so the logits at t depend on x_1 … x_t alone.
 Measured matrices:
     static kernel of (layer, head):  W_Q^h (W_K^h)ᵀ ∈ R^{d×d} (rank ≤ d_h)
     realized mixer of (layer, head): A^h ∈ R^{T×T} averaged over a set of windows
-                                     (``evaluate_windows``, with the loss on them).
+                                     (``evaluate_windows``, with the loss on them);
+    causal logits of (layer, head):  Q^h (K^h)ᵀ / √d_h per window, before the mask, handed to a
+                                     caller of ``evaluate_windows`` (the logit field, OPEN-4).
 """
 
 from __future__ import annotations
 
 import math
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 
 import torch
 from torch import nn
@@ -32,6 +34,9 @@ from torch.nn import functional as F
 VOCAB = 256  # bytes
 INIT_STD = 0.02  # N(0, 0.02²) weights (GPT-2); residual outputs W_O, W₂ scaled by 1/√(2·n_layers)
 MLP_MULT = 4
+# attention entries per chunk of ``evaluate_windows`` (≈ 12.6 MB of float32 a layer): 64 windows of
+# 64 bytes for 3 models of 4 heads; larger chunks leave the CPU's cache and run slower
+CHUNK_ENTRIES = 3 * 64 * 4 * 64 * 64
 
 
 def _draw(shape: Sequence[int], std: float, gens: Sequence[torch.Generator]) -> torch.Tensor:
@@ -100,20 +105,33 @@ class ByteTransformers(nn.Module):
                 ) -> torch.Tensor | tuple[torch.Tensor, list[torch.Tensor]]:
         """Logits (M, B, T, V) for bytes x (M, B, T) (int64, T ≤ context); with ``mixers`` also
         every layer's attention matrices (M, B, H, T, T) (explicit softmax, no fused kernel)."""
+        logits, mats, _ = self._run(x, mixers, scores=False)
+        return (logits, mats) if mixers else logits
+
+    def _run(self, x: torch.Tensor, explicit: bool, scores: bool
+             ) -> tuple[torch.Tensor, list[torch.Tensor], list[torch.Tensor]]:
+        """(logits (M, B, T, V), each layer's attention (M, B, H, T, T) when ``explicit``, each
+        layer's causal logits Q Kᵀ / √d_h before the mask (M, B, H, T, T) when ``scores``, which
+        needs ``explicit``); the fused kernel when not ``explicit``."""
         m, b, n = x.shape
         if m != self.n_models or n > self.context:
             raise ValueError(f"expected bytes (M={self.n_models}, B, T ≤ {self.context}), got "
                              f"{tuple(x.shape)}")
+        if scores and not explicit:
+            raise ValueError("the causal logits need the explicit attention (explicit=True)")
         idx = torch.arange(m, device=x.device)[:, None, None]
         z = (self.embed[idx, x] + self.pos[:, None, :n]).reshape(m, b * n, self.d_model)
         mats: list[torch.Tensor] = []
+        logits_of: list[torch.Tensor] = []
         for layer in range(self.n_layers):
             h = _layer_norm(z, self.ln1_w[layer], self.ln1_b[layer])
             q, k, v = (self._heads(h @ w[layer], m, b, n) for w in (self.w_q, self.w_k, self.w_v))
-            if mixers:
-                scores = q @ k.transpose(-1, -2) / math.sqrt(self.d_head)
-                att = torch.softmax(scores.masked_fill(~self.causal[:n, :n], -math.inf), dim=-1)
+            if explicit:
+                s = q @ k.transpose(-1, -2) / math.sqrt(self.d_head)
+                att = torch.softmax(s.masked_fill(~self.causal[:n, :n], -math.inf), dim=-1)
                 mats.append(att.reshape(m, b, self.n_heads, n, n))
+                if scores:
+                    logits_of.append(s.reshape(m, b, self.n_heads, n, n))
                 o = att @ v
             else:
                 o = F.scaled_dot_product_attention(q, k, v, is_causal=True)
@@ -124,7 +142,7 @@ class ByteTransformers(nn.Module):
             z = z + torch.baddbmm(self.b_2[layer][:, None], hidden, self.w_2[layer])
         z = _layer_norm(z, self.lnf_w, self.lnf_b)
         logits = torch.baddbmm(self.b_u[:, None], z, self.w_u).reshape(m, b, n, VOCAB)
-        return (logits, mats) if mixers else logits
+        return logits, mats, logits_of
 
     def static_kernels(self) -> torch.Tensor:
         """W_Q^h (W_K^h)ᵀ of every layer and head: (M, L, H, d, d) (float64)."""
@@ -138,19 +156,32 @@ class ByteTransformers(nn.Module):
             out.append(wq @ wk.transpose(-1, -2))
         return torch.stack(out, dim=1)
 
+    def window_chunk(self, n: int) -> int:
+        """Windows of n bytes per chunk of ``evaluate_windows``: about ``CHUNK_ENTRIES`` attention
+        entries (M · chunk · H · n²), at least one."""
+        return max(1, CHUNK_ENTRIES // (self.n_models * self.n_heads * n * n))
+
     @torch.no_grad()
-    def evaluate_windows(self, x: torch.Tensor, chunk: int = 64) -> tuple[torch.Tensor, torch.Tensor]:
+    def evaluate_windows(self, x: torch.Tensor, chunk: int | None = None,
+                         on_logits: Callable[[int, torch.Tensor], None] | None = None
+                         ) -> tuple[torch.Tensor, torch.Tensor]:
         """On windows x (M, S, T + 1) (inputs x_1..x_T, targets x_2..x_{T+1}): the mean next-byte
         loss in bits per model (M,) (float64) and the attention matrices averaged over the windows
-        (M, L, H, T, T) (float64), in one pass over chunks of ``chunk`` windows."""
+        (M, L, H, T, T) (float64), in one pass over chunks of ``chunk`` windows (default
+        ``window_chunk``). ``on_logits``: called with each chunk's first window index and its
+        causal logits Q Kᵀ / √d_h before the mask (M, b, L, H, T, T) (``_run``); it sees them, it
+        changes nothing here."""
+        chunk = chunk or self.window_chunk(x.shape[-1] - 1)
         loss, total = None, None
         for i in range(0, x.shape[1], chunk):
             w = x[:, i:i + chunk]
-            logits, mats = self.forward(w[..., :-1], mixers=True)
+            logits, mats, scores = self._run(w[..., :-1], True, scores=on_logits is not None)
             part_loss = bits_per_byte(logits, w[..., 1:]).double() * w.shape[1]
             part = torch.stack([a.double().sum(dim=1) for a in mats], dim=1)
             loss = part_loss if loss is None else loss + part_loss
             total = part if total is None else total + part
+            if on_logits is not None:
+                on_logits(i, torch.stack(scores, dim=2))
         if loss is None or total is None:
             raise ValueError("evaluate_windows needs at least one window")
         return loss / x.shape[1], total / x.shape[1]

@@ -8,7 +8,10 @@ Every point averages the measure over layers and heads (mean), per (corpus, seed
 
 ``language_corpora`` has one row per corpus with its headline ``complexity`` (and the measure's
 name, ``headline_measure``); ``language_loss`` one row per (corpus, seed, step) with
-``train_loss`` and ``val_loss`` in bits per byte. pandas only.
+``train_loss`` and ``val_loss`` in bits per byte. ``language_field`` (OPEN-4) has the same shape
+as ``language_ranks``, with the logit field's matrices and estimators (``FIELD_MATRICES``,
+``K90``, ``PRIOR_SHARE``) and a ``rung`` column: select one rung before taking its points. pandas
+only.
 """
 
 from __future__ import annotations
@@ -31,6 +34,15 @@ ENTROPY = "entropy"
 STABLE = "stable"
 NUMERICAL = "numerical"  # the numerical rank at a τ (the only estimator with a tau)
 ESTIMATORS = (R_EFF, ENTROPY, STABLE, NUMERICAL)
+# the field table's matrices and estimators (``language_field``, ``attnrank.language.field``):
+# the row-centred causal logit field Ẽ of each window, its mean over windows (the structural
+# prior) and Ẽ minus that mean, beside the static kernel (``STATIC``)
+LOGIT_FIELD = "logit_field"
+RESIDUAL_FIELD = "residual_field"
+MEAN_FIELD = "mean_field"
+FIELD_MATRICES = (LOGIT_FIELD, RESIDUAL_FIELD, MEAN_FIELD, STATIC)
+K90 = "k90"  # components holding 90 % of the energy
+PRIOR_SHARE = "prior_share"  # the mean field's share of Ẽ's energy (matrix MEAN_FIELD only)
 
 
 class Measure(NamedTuple):
@@ -45,7 +57,7 @@ class Measure(NamedTuple):
     def label(self) -> str:
         """E.g. "static R̃_eff", "realized numerical rank τ=0.01"."""
         names = {R_EFF: "R̃_eff", ENTROPY: "entropy rank", STABLE: "stable rank",
-                 NUMERICAL: "numerical rank"}
+                 NUMERICAL: "numerical rank", K90: "k90", PRIOR_SHARE: "prior share"}
         name = names.get(self.estimator, self.estimator)
         tau = f" τ={self.tau:g}" if self.estimator == NUMERICAL else ""
         return f"{self.matrix} {name}{tau}"
@@ -54,8 +66,8 @@ class Measure(NamedTuple):
 HEADLINE = Measure(STATIC, R_EFF)
 TRAIN_LOSS, VAL_LOSS = "train_loss", "val_loss"  # language_loss's losses (bits per byte)
 LOSSES = (TRAIN_LOSS, VAL_LOSS)
-_MATRICES = {m: i for i, m in enumerate(MATRICES)}
-_ESTIMATORS = {e: i for i, e in enumerate(ESTIMATORS)}
+_MATRICES = {m: i for i, m in enumerate((*MATRICES, *FIELD_MATRICES[:-1]))}
+_ESTIMATORS = {e: i for i, e in enumerate((*ESTIMATORS, K90, PRIOR_SHARE))}
 
 
 def measures(ranks: pd.DataFrame) -> list[Measure]:

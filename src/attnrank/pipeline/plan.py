@@ -16,6 +16,7 @@ from attnrank.core.table_job import TableJob
 from attnrank.entropic.jobs import entropic_jobs
 from attnrank.entropic.predict_grid import d32_jobs, is_d32
 from attnrank.language.jobs import CORPORA as LANGUAGE_CORPORA
+from attnrank.language.jobs import RUNG as LANGUAGE_RUNG
 from attnrank.language.jobs import TRAIN as LANGUAGE_TRAIN
 from attnrank.language.jobs import language_jobs
 from attnrank.minip.beyond.jobs import (
@@ -109,9 +110,13 @@ ENTROPIC_TABLES: dict[str, tuple[str, str, bool, bool, bool]] = {
     "entropic_predict_other_values": ("predict", "all", False, True, False),
     "entropic_predict_d32": ("predict", "all", False, False, True),
 }
-# appendix B: a training job's outputs, and the table made of each kind of them (every row)
-LANGUAGE_OUTPUTS = ("ranks.parquet", "loss.parquet", "weights.npz")
-LANGUAGE_TABLES = {"language_ranks": "ranks.parquet", "language_loss": "loss.parquet"}
+# appendix B: a training job's outputs, and the table made of each kind of them (every row): of
+# the base rung's jobs only, or (True) of every rung's
+LANGUAGE_OUTPUTS = ("ranks.parquet", "loss.parquet", "field.parquet", "weights.npz")
+LANGUAGE_TABLES = {"language_ranks": ("ranks.parquet", False),
+                   "language_loss": ("loss.parquet", False),
+                   "language_field": ("field.parquet", True),
+                   "language_field_loss": ("loss.parquet", True)}
 ENTROPIC_WILDCARD = {"surrogate": "optimizer", "ladder": "rung", "attention": "teacher",
                      "predict": "teacher"}
 
@@ -119,8 +124,12 @@ ENTROPIC_WILDCARD = {"surrogate": "optimizer", "ladder": "rung", "attention": "t
 def figure_params(config: dict[str, Any], scale: str, paper: str, name: str = "") -> dict[str, Any]:
     """The parameters of a figure ``name`` of ``paper``: the grid facts it labels and the claim
     thresholds it draws, from the config's ``claims`` block (never literals here or in the
-    figure). Appendix B's figures (``language_*``) get EB-15's bootstrap and EB-16's threshold."""
+    figure). Appendix B's figures (``language_*``) get EB-15's bootstrap and EB-16's threshold,
+    ``language_realized_field`` the outside reference's k90 ranges of OPEN-4."""
     c = config["claims"]
+    if name == "language_realized_field":  # OPEN-4: the outside reference's k90 ranges
+        return {"scale": scale, **{k: c["OPEN-4"][k] for k in ("anchor_field_k90",
+                                                               "anchor_static_k90")}}
     if name.startswith("language_"):
         return {"scale": scale, "bootstrap_samples": c["EB-15"]["bootstrap_samples"],
                 "interval_level": c["EB-15"]["interval_level"],
@@ -242,17 +251,21 @@ def build_plan(config: dict[str, Any], scale: str) -> Plan:
                                TableJob(select, max_rank).to_dict(), inputs, ())
 
     # Paper A, appendix B: language models on text (the corpora table, one training job per
-    # corpus, the ranks and loss tables; language.smk)
-    for (kind, corpus), job in language_jobs(config, scale).items():
+    # corpus and one per corpus and larger rung, the ranks, loss and field tables; language.smk)
+    for (kind, key), job in language_jobs(config, scale).items():
         if kind == LANGUAGE_CORPORA:
             plan.add(StepRun("language_corpora", {}, job.to_dict(), (),
                              ("tables/language_corpora.parquet", "tables/language_corpora.csv")))
         elif kind == LANGUAGE_TRAIN:
-            plan.add(_train("language_train", f"language/train/{corpus}", LANGUAGE_OUTPUTS,
-                            {"corpus": corpus}, job))
-    for name, output in LANGUAGE_TABLES.items():
+            plan.add(_train("language_train", f"language/train/{key}", LANGUAGE_OUTPUTS,
+                            {"corpus": key}, job))
+        elif kind == LANGUAGE_RUNG:
+            rung, corpus = key.split("/")
+            plan.add(_train("language_train", f"language/rungs/{key}", LANGUAGE_OUTPUTS,
+                            {"rung": rung, "corpus": corpus}, job))
+    for name, (output, every_rung) in LANGUAGE_TABLES.items():
         inputs = tuple(f"{r.outputs[0].rsplit('/', 1)[0]}/{output}" for r in plan.runs
-                       if r.step == "language_train")
+                       if r.step == "language_train" and (every_rung or "rung" not in r.wildcards))
         tables[name] = StepRun("table", {"name": name}, TableJob("all", False).to_dict(), inputs, ())
 
     for name, run in tables.items():

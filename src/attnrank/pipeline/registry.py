@@ -42,7 +42,8 @@ class Arg:
 
 @dataclass(frozen=True)
 class Step:
-    """One kind of pipeline step (one Snakemake rule, or one family of figure rules) and its
+    """One kind of pipeline step (one Snakemake rule, or one family of figure rules; a second rule
+    running it is named in ``MORE_RULES``) and its
     command, ``python -m attnrank <command>``, which the CLI builds from these fields.
 
     ``entry`` is the module (inside ``attnrank``) that holds the step's logic: its code hash is
@@ -218,17 +219,20 @@ STEPS: dict[str, Step] = _index([
          outputs=(Arg("--out", "output table (.parquet)"),
                   Arg("--csv", "the table again as CSV (the report)")),
          seed=_record(scheme="(language, corpus, builtin)")),
-    # appendix B: one training job per corpus (every seed as the model axis)
+    # appendix B: one training job per corpus (every seed as the model axis), and one per corpus
+    # and larger rung (rule language_rung_train)
     Step("language_train", "language-train", "attnrank.language.experiments.train",
          "Paper A (appendix B): train byte-level Transformers on one corpus (every seed as one "
-         "program); ranks and loss", "train", "attnrank.language.jobs.LanguageTrainJob",
+         "program); ranks, loss and logit field", "train", "attnrank.language.jobs.LanguageTrainJob",
          outputs=(Arg("--ranks", "output ranks table (.parquet)"),
                   Arg("--loss", "output loss table (.parquet)"),
+                  Arg("--field", "output logit-field table (.parquet)"),
                   Arg("--weights", "output final weights (.npz, float64)")),
-         seed=lambda job: {"scheme": "init (language, init, seed index); batches (language, "
-                                     "corpus, seed index, batches)", "corpus": job.corpus,
-                           "seeds": job.seeds, "seed_offset": job.seed_offset},
-         what=lambda job: f"language {job.corpus}"),
+         seed=lambda job: {"scheme": "init (language, init[, rung], seed index); batches "
+                                     "(language[, rung], corpus, seed index, batches); the rung "
+                                     "only for a larger rung", "corpus": job.corpus,
+                           "rung": job.rung, "seeds": job.seeds, "seed_offset": job.seed_offset},
+         what=lambda job: f"language {job.corpus} (rung {job.rung})"),
     Step("table", "table", "attnrank.core.tables", "concatenate metrics tables into one, keeping "
          'some rows (--params {"select": all|final|selected, "max_rank_only": bool})', "table",
          "attnrank.core.table_job.TableJob", inputs=INPUTS, outputs=(Arg("--out"),)),
@@ -287,6 +291,10 @@ TABLES: dict[str, Table] = _index([
     # and the train / validation loss (bits per byte) of every (corpus, seed, logged step)
     Table("language_ranks", "table", "A"),
     Table("language_loss", "table", "A"),
+    # appendix B, OPEN-4: the logit field's ranks and prior share per (rung, corpus, seed, logged
+    # step, layer, head), and the loss of every rung's runs (the base rung's again)
+    Table("language_field", "table", "A"),
+    Table("language_field_loss", "table", "A"),
 ])
 
 # Figures and claims are declared once, where their code lives: a figure module's ``PAPER`` and
@@ -352,9 +360,15 @@ def claim_tables() -> list[str]:
     return [t for t in TABLES if any(t in c.tables for c in CLAIMS.values())]
 
 
+# rules that run a registered step under a name of their own (rule → step): the larger rungs'
+# language jobs (their own paths and wildcards, the same step and code)
+MORE_RULES = {"language_rung_train": "language_train"}
+
+
 def rule_names() -> list[str]:
     """Every rule of the workflow, as ``snakemake --list-rules`` names them: one per step (one
-    ``figure_<name>`` per figure instead of ``figure``), the audit and ``all``. The Slurm profile
-    reads them here rather than starting a nested Snakemake on every parse."""
+    ``figure_<name>`` per figure instead of ``figure``), those of ``MORE_RULES``, the audit and
+    ``all``. The Slurm profile reads them here rather than starting a nested Snakemake on every
+    parse."""
     steps = [s for s in STEPS if s != "figure"]
-    return sorted([*steps, *(f"figure_{name}" for name in FIGURES), "audit", "all"])
+    return sorted([*steps, *MORE_RULES, *(f"figure_{name}" for name in FIGURES), "audit", "all"])

@@ -11,6 +11,7 @@ from typing import Any
 import matplotlib.pyplot as plt
 import numpy as np
 import pandas as pd
+from matplotlib.patheffects import Normal, Stroke
 
 from attnrank.core.style import PALETTE, shared_legend
 from attnrank.language.correlation import correlation
@@ -32,16 +33,18 @@ def corpus_colors(corpora: list[str]) -> dict[str, Any]:
 def _panel(ax: plt.Axes, pts: pd.DataFrame, color: dict[str, Any], width: float,
            params: dict[str, Any], measure: Measure) -> None:
     """The points of one measure: seeds side by side around their corpus's complexity, the
-    corpus median as a short bar, ρ and its interval in the title."""
+    corpus median as a short black-edged bar under them (wider than their strip), ρ and its
+    interval in the title."""
     for corpus, g in sorted(pts.groupby("corpus")):
         g = g.sort_values("seed")
         k = len(g)
         dodge = np.linspace(-width, width, k) if k > 1 else np.zeros(1)
         x = float(g["complexity"].iloc[0])
-        ax.scatter(x + dodge, g["value"], color=color[corpus], s=28, edgecolors="black",
-                   linewidths=0.4, zorder=4, label=corpus)
-        ax.hlines(float(g["value"].median()), x - 4 * width, x + 4 * width,
-                  color=color[corpus], lw=1.6, zorder=3)
+        ax.scatter(x + dodge, g["value"], color=color[corpus], s=28 if k <= 5 else 16,
+                   edgecolors="black", linewidths=0.4, zorder=4, label=corpus)
+        ax.plot([x], [float(g["value"].median())], marker="_", ms=18, mew=2.6,
+                color=color[corpus], zorder=3,
+                path_effects=[Stroke(linewidth=4.2, foreground="black"), Normal()])
     c = correlation(pts["complexity"].to_numpy(), pts["value"].to_numpy(),
                     pts["corpus"].to_numpy(), int(params["bootstrap_samples"]),
                     float(params["interval_level"]))
@@ -57,7 +60,10 @@ def plot(tables: dict[str, pd.DataFrame], params: dict[str, Any]) -> plt.Figure:
     grid = fig.add_gridspec(2, len(panels), height_ratios=[1, 0.08])
     color = corpus_colors(list(ranks["corpus"].unique()))
     xs = corpora["complexity"].to_numpy(float)
-    width = 0.015 * max(float(np.ptp(xs)), 1e-9) if len(xs) > 1 else 0.01
+    # seeds spread over ±width: at most 0.3 of the closest two corpora's distance, so
+    # neighbours' seeds never interleave (10 seeds a corpus); the median bar has a fixed size
+    gaps = np.diff(np.unique(xs))
+    width = min(0.015 * float(np.ptp(xs)), 0.3 * float(gaps.min())) if len(gaps) else 0.01
     name = (", ".join(sorted(corpora["headline_measure"].astype(str).unique()))
             if "headline_measure" in corpora else "complexity")
     axes = []

@@ -50,9 +50,11 @@ def _panel(ax: plt.Axes, pts: pd.DataFrame, color: dict[str, Any], measure: Meas
     """One measure: every seed's trajectory, the median trajectory with arrows, the median |ρ|
     against the train loss and (where the table has it) the validation loss."""
     rhos, val_rhos = [], []
+    many = pts.groupby("corpus")["seed"].nunique().max() > 5  # 10 seeds: lighter seed lines
     for (corpus, _seed), g in pts.groupby(["corpus", "seed"]):
         x, y = g["train_loss"].to_numpy(float), g["value"].to_numpy(float)
-        ax.plot(x, y, color=color[corpus], lw=0.7, alpha=0.55, zorder=2)
+        ax.plot(x, y, color=color[corpus], lw=0.6 if many else 0.7, alpha=0.3 if many else 0.55,
+                zorder=2)
         ax.scatter(x[:1], y[:1], facecolors="none", edgecolors=color[corpus], s=22, zorder=3)
         ax.scatter(x[-1:], y[-1:], color=color[corpus], s=22, zorder=3)
         rho = float(spearman(y, x))
