@@ -283,7 +283,7 @@ def _open4(field: pd.DataFrame | None = None):
 
 
 def test_open4_reads_the_gap_rung_by_rung():
-    passed, measured, threshold, note, _ = _open4()
+    passed, measured, threshold, note, *_ = _open4()
     assert passed is None
     base, larger, anchor = measured.split(" | ")
     assert base.startswith("base rung (d = 16, 1 layer × 2 heads, d_h = 8")
