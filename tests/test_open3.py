@@ -346,6 +346,12 @@ def test_the_figure_draws_a_panel_per_teacher_and_spectrum_with_the_tolerance():
         labels = {line.get_label() for line in ax.get_lines()}
         assert "E2_centred floor rank (candidate)" in labels
     plt.close(fig)
+    errors = w["entropic_open3_errors"]
+    w["entropic_open3_errors"] = errors[(errors["beta"] != 2.0) | (errors["spectrum"] != "flat")]
+    fig = plot(w, {"rank_tolerance": TOL})
+    empty = next(ax for ax in fig.axes if ax.get_title() == "softmax β = 2, flat spectrum")
+    assert [t.get_text() for t in empty.texts] == ["no cell with a target"]
+    plt.close(fig)
 
 
 # ---- jobs and config ----------------------------------------------------------------------------

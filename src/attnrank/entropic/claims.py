@@ -775,7 +775,7 @@ def open3(tables: Tables, p: dict[str, Any], v: Values) -> Outcome:
             + ". Targets by source: " + ", ".join(f"{k}: {int(n)}" for k, n in counts.items())
             + "; per-cell errors in entropic_open3_errors")
     threshold = (f"measured: a reading holds at d when every softmax (β, spectrum) cell with a "
-                 f"target has an uncensored S_min (|error| ≤ {tol:g} on ⌈"
+                 f"target has an uncensored S_min (abs(error) ≤ {tol:g} on ⌈"
                  f"{float(v['seed_quorum']):g}·n⌉ seeds at that S and every larger S of the grid, "
                  "for every r*); no pass/fail")
     return None, "; ".join(measured), threshold, note
