@@ -39,6 +39,15 @@ STUDIES: dict[str, tuple[str, ...]] = {
     "minip restarts (trap study)": ("minip/restarts/",),
     "minip capacity probe": ("minip/capacity/",),
     "minip beyond the single head (OPEN-1, OPEN-2, TT-7)": ("minip/beyond/",),
+    # OPEN-3's jobs under the decaying spectrum run by the A3/A4 steps (listed before their rows,
+    # which would match them first) and its candidate job
+    "entropic OPEN-3 (decaying-spectrum students and estimators, the candidate)": (
+        *(f"entropic/attention/{t}_decaying/" for t in ("linear", "softmax_b1", "softmax_b2",
+                                                       "softmax_b4")),
+        *(f"entropic/predict/{t}_decaying/" for t in ("linear", "softmax_b1", "softmax_b2",
+                                                     "softmax_b4", "linear_d32", "softmax_b2_d32",
+                                                     "softmax_b4_d32")),
+        "tables/entropic_open3_candidate."),
     "entropic attention (EB-8 ... EB-14)": ("entropic/attention/",),
     "entropic predict (EB-13)": ("entropic/predict/",),
     "entropic ladder (EB-5 ... EB-7)": ("entropic/ladder/",),
@@ -64,6 +73,11 @@ BUDGETS: dict[str, float] = {
     "minip restarts (trap study)": 420,
     "minip capacity probe": 100,
     "minip beyond the single head (OPEN-1, OPEN-2, TT-7)": 8310,
+    # OPEN-3, declared before its first full run from single-job timings (one thread, 2026-12-05,
+    # a machine shared with other work): students 3 x 46 s (softmax) + 14 s (linear), predict
+    # jobs 4 x ~20 s (d = 16) + 3 x 7.4 s (d = 32), the candidate job 201 CPU-s (345 s wall while
+    # shared; the d = 32 streams of 16,384 sequences drawn again are most of it); ~480 s, x 1.15
+    "entropic OPEN-3 (decaying-spectrum students and estimators, the candidate)": 560,
     "entropic attention (EB-8 ... EB-14)": 560,
     "entropic predict (EB-13)": 370,
     "entropic ladder (EB-5 ... EB-7)": 180,
@@ -75,7 +89,7 @@ BUDGETS: dict[str, float] = {
     # (223 CPU s), rung 156 s (155 CPU s); 5 jobs each, + 20 % and + 25 %, rounded
     "language, larger rung (OPEN-4)": 1000,
     "language, appendix B (EB-15, EB-16)": 1400,
-    "tables, figures, claims": 60,
+    "tables, figures, claims": 80,  # 60, + 20 for OPEN-3's tables, its table step and figure
 }
 
 

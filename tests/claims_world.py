@@ -31,7 +31,8 @@ def params(claims: dict[str, Any] | None = None,
             "minip_grid": {"witness": {"blocks": witness[0], "width": witness[1]}},
             "entropic": {"n_tokens": N_TOKENS, "d": D, "taus": list(TAUS), "headline_tau": 0.05,
                          "headline_beta": 1.0, "teacher_values": "orthonormal",
-                         "spectrum": "flat"}}
+                         "spectrum": "flat"},
+            "entropic_grid": {"open3": {"spectra": ["decaying"]}}}
 
 
 # ---- Paper B -----------------------------------------------------------------------------------
@@ -440,6 +441,83 @@ def restarts_summary() -> pd.DataFrame:
     return restart_summary(pd.DataFrame(rows))
 
 
+# OPEN-3: r_attn at d = D by (spectrum, r*): the flat spectrum's is r*, the decaying one's r* − 1 at
+# r* = 3 (its last direction costs less than the floor); the second grid at d = 2·D.
+OPEN3_RATTN = {("flat", 2): 2, ("flat", 3): 3, ("decaying", 2): 2, ("decaying", 3): 2}
+OPEN3_TEACHERS = (("linear", 1.0), ("softmax", 1.0), ("softmax", 2.0))
+OPEN3_S = (32, 128, 1024)
+
+
+def open3_students(spectrum: str, seeds: int = 5) -> pd.DataFrame:
+    """Final rows of a student sweep at d = D: excess at the floor from r_attn on (``OPEN3_RATTN``),
+    far above it below."""
+    rows = []
+    for teacher, beta in OPEN3_TEACHERS:
+        for r_star in (2, 3):
+            for seed in range(seeds):
+                for r in range(1, D + 1):
+                    exc = 0.001 if r >= OPEN3_RATTN[(spectrum, r_star)] else 0.2
+                    rows.append({"teacher": teacher, "beta": beta, "r_star": r_star, "seed": seed,
+                                 "rank": r, "excess": exc, "d": D, "spectrum": spectrum,
+                                 "final": True})
+    return pd.DataFrame(rows)
+
+
+def open3_estimates(estimators: tuple[str, ...], d: int, spectrum: str, seeds: int = 3
+                    ) -> pd.DataFrame:
+    """Estimates of every OPEN-3 teacher at ``d`` under ``spectrum``: R̃_eff of every estimator
+    reads r* (wrong where r_attn < r*), except the mixer's, off by 2; the numerical rank (τ = 0.05)
+    reads r* + 1 at the smallest S and r* after; E2_centred's floor rank reads r_attn from S = 128
+    (r_attn + 1 at 32)."""
+    rows = []
+    for teacher, beta in OPEN3_TEACHERS:
+        for r_star in (2, 3):
+            r_attn = OPEN3_RATTN[(spectrum, r_star)]
+            for seed in range(seeds):
+                for est in estimators:
+                    for s_ in ((256,) if est == "mixer" else OPEN3_S):
+                        row = {"teacher": teacher, "beta": beta, "estimator": est, "r_star": r_star,
+                               "seed": seed, "S": s_, "d": d, "spectrum": spectrum,
+                               "energy_effective_rank": r_star + (2.0 if est == "mixer" else 0.0),
+                               "numerical_rank_tau0.05": float(r_star + (s_ == 32))}
+                        if est == "E2_centred":
+                            row["floor_rank"] = float(r_attn + (s_ == 32))
+                        rows.append(row)
+    return pd.DataFrame(rows)
+
+
+def open3_inputs() -> dict[str, pd.DataFrame]:
+    """The tables the entropic_open3 step reads (by file stem), for the world: student sweeps at
+    d = D (flat and decaying), estimates at d = D (E2 included) and at d = 2·D (no E2), each
+    spectrum, the candidate's rows apart."""
+    base = ("E1", "E2_debiased", "mixer")
+    return {"entropic_attention": open3_students("flat"),
+            "entropic_open3_attention": open3_students("decaying"),
+            "entropic_predict": open3_estimates((*base, "E2"), D, "flat"),
+            "entropic_predict_d32": pd.concat([open3_estimates(base, 2 * D, s)
+                                               for s in ("flat", "decaying")], ignore_index=True),
+            "entropic_open3_predict": open3_estimates((*base, "E2"), D, "decaying"),
+            "entropic_open3_candidate": pd.concat(
+                [open3_estimates(("E2_centred",), d, s) for d in (D, 2 * D)
+                 for s in ("flat", "decaying")], ignore_index=True)}
+
+
+def open3_job():
+    from attnrank.entropic.open3.jobs import Open3TableJob
+
+    c = CONFIG["claims"]
+    return Open3TableJob(D, "flat", ("decaying",), c["noise_floor"], c["rank_tolerance"],
+                         c["seed_quorum"])
+
+
+def open3_world() -> dict[str, pd.DataFrame]:
+    """OPEN-3's judged tables from ``open3_inputs``, by the step's own functions."""
+    from attnrank.entropic.open3.table import open3_tables
+
+    smin, errors, rattn = open3_tables(open3_inputs(), open3_job())
+    return {"entropic_open3": smin, "entropic_open3_errors": errors, "entropic_open3_rattn": rattn}
+
+
 def world() -> dict[str, pd.DataFrame]:
     """Every table some claim reads, each claim passing on them."""
     return {"minip_length_sweep": length_sweep(), "minip_constructions": constructions(),
@@ -456,4 +534,4 @@ def world() -> dict[str, pd.DataFrame]:
             "entropic_predict_d32": predict_d32(),
             "language_ranks": language_ranks(), "language_loss": language_loss(),
             "language_corpora": language_corpora(), "language_field": language_field(),
-            "language_field_loss": language_field_loss()}
+            "language_field_loss": language_field_loss(), **open3_world()}

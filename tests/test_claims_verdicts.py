@@ -243,6 +243,10 @@ CASES = [
     Case("OPEN-2", MEASURED, "slopes of the signed kernels beside the single head"),
     Case("OPEN-2", NOT_RUN, "no signed rows", lambda t: regrow(
         t, lambda d: d[~d["model"].isin(["differential", "signed_linear"])])),
+    Case("OPEN-3", MEASURED, "the candidate's floor rank holds at both d"),
+    Case("OPEN-3", NOT_RUN, "no softmax cell at the sweeps' d",
+         lambda t: drop(t, "entropic_open3", lambda d: d["teacher"] != "softmax")),
+    Case("OPEN-3", NOT_RUN, "no S_min table", remove("entropic_open3")),
     # ---- TT-6
     Case("TT-6", PASS, "crossing 4 → 16 → 64 over m = 6, 8, 10; construction exact"),
     Case("TT-6", FAIL, "no growth: every m crosses at the same r",

@@ -210,6 +210,16 @@ def cmd_readme_times(a: argparse.Namespace) -> int:
     return _report_section(a, changed, "time table", a.summary, "make bench")
 
 
+def cmd_estimate_rank(a: argparse.Namespace) -> int:
+    """Every data-only rank reading of a user's (X, Y[, V]) and whether S suffices at that d."""
+    from attnrank.entropic.open3.tool import report
+    from attnrank.pipeline.configcheck import read_config_file
+
+    config = read_config_file(a.config)
+    print(report(a.x, a.y, a.values, config, a.reference))
+    return 0
+
+
 def add_step_command(sub: Any, step: Step) -> None:
     """The subcommand of a registered step, from its registry entry: --params, --rule and
     --wildcards, the figure's name, --inputs, the outputs, then --threads or the device options
@@ -330,6 +340,18 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--summary", default="benchmarks/results/summary.json")
     p.add_argument("--check", action="store_true", help="write nothing; exit 1 when it differs")
     p.set_defaults(func=cmd_readme_times)
+
+    p = sub.add_parser("estimate-rank", help="every data-only rank reading of your sequences "
+                       "(E1 with --values, E2, the debiased E2, the candidate E2_centred and its "
+                       "floor rank) and whether S suffices at that d (OPEN-3's reference table)")
+    p.add_argument("x", help="X.npy: inputs of shape (S, N, d)")
+    p.add_argument("y", help="Y.npy: outputs of shape (S, N, e)")
+    p.add_argument("--values", default=None, help="V.npy of shape (d, e), when known (adds E1)")
+    p.add_argument("--reference", default="results/reference",
+                   help="the reference folder holding tables/entropic_open3.parquet")
+    p.add_argument("--config", default="config.yaml",
+                   help="the config whose claims.noise_floor and entropic.taus the readings use")
+    p.set_defaults(func=cmd_estimate_rank)
     return parser
 
 

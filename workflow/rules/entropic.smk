@@ -57,3 +57,48 @@ rule entropic_predict:
         " python -m attnrank entropic-predict --rule entropic_predict"
         " --params {params.job:q} --wildcards {params.wildcards:q} --threads {threads}"
         " --out {output.table} --spectra {output.spectra} > {log} 2>&1"
+
+
+rule entropic_open3_candidate:
+    """OPEN-3: the candidate E2_centred and its floor rank on every predict job it judges."""
+    output:
+        f"{RESULTS}/tables/entropic_open3_candidate.parquet",
+    log:
+        f"{LOGS}/entropic_open3_candidate.log",
+    benchmark:
+        f"{LOGS}/benchmarks/entropic_open3_candidate.tsv"
+    priority: longest_job_first("entropic_open3_candidate")
+    conda:
+        CONDA_ENV
+    threads: 1
+    params:
+        job=job_params("tables/entropic_open3_candidate.parquet"),
+        code=step_code_hash("entropic_open3_candidate"),
+    shell:
+        "OMP_NUM_THREADS={threads} OPENBLAS_NUM_THREADS={threads} MKL_NUM_THREADS={threads}"
+        " python -m attnrank entropic-open3-candidate --rule entropic_open3_candidate"
+        " --params {params.job:q} --threads {threads} --out {output} > {log} 2>&1"
+
+
+rule entropic_open3:
+    """OPEN-3: r_attn per cell, every data-only reading's error against it, S_min."""
+    input:
+        step_inputs("tables/entropic_open3.parquet"),
+    output:
+        out=f"{RESULTS}/tables/entropic_open3.parquet",
+        csv=f"{RESULTS}/tables/entropic_open3.csv",
+        errors=f"{RESULTS}/tables/entropic_open3_errors.parquet",
+        rattn=f"{RESULTS}/tables/entropic_open3_rattn.parquet",
+    log:
+        f"{LOGS}/entropic_open3.log",
+    benchmark:
+        f"{LOGS}/benchmarks/entropic_open3.tsv"
+    conda:
+        CONDA_ENV
+    params:
+        job=job_params("tables/entropic_open3.parquet"),
+        code=step_code_hash("entropic_open3"),
+    shell:
+        "python -m attnrank entropic-open3 --rule entropic_open3 --params {params.job:q}"
+        " --inputs {input} --out {output.out} --csv {output.csv} --errors {output.errors}"
+        " --rattn {output.rattn} > {log} 2>&1"

@@ -1,4 +1,5 @@
-"""Paper A (Yoon), the Entropic Bound: claims EB-1 … EB-14 and EB-13b.
+"""Paper A (Yoon), the Entropic Bound: claims EB-1 … EB-14 and EB-13b, and the open question
+OPEN-3 (measured, never pass/fail).
 
 Every threshold is a value of the config's ``claims`` block (``v``, see ``core.claim_values``);
 the statements are rendered from the same values. A claim judged at a free parameter fixed before
@@ -10,7 +11,7 @@ and reported under the other V* too (the ``*_other_values`` tables; ``_both_valu
 from __future__ import annotations
 
 from collections.abc import Callable, Mapping
-from typing import Any
+from typing import Any, NamedTuple
 
 import numpy as np
 import pandas as pd
@@ -665,3 +666,116 @@ def eb14(tables: Tables, p: dict[str, Any], v: Values) -> Outcome:
     sweep = sweep_text({f"β={b:g}": good for b, (good, _, _) in by_beta.items()}, f"β={head[0]:g}")
     return ok, measured, (f"softmax top-interval growth > linear's; linear top < {ratio:g} × "
                           "bottom"), note, sweep
+
+
+OPEN3_CAVEAT = "open question, not a paper claim"  # the verdict's paper column of OPEN-3
+
+
+class Standing(NamedTuple):
+    """A reading at one d (OPEN-3): whether it holds, the S it needs (the largest S_min), the
+    cells where it does not hold, and the sum of its uncensored S_min (ties of the closest)."""
+
+    holds: bool
+    need: float
+    fails: list[str]
+    total: float
+
+
+def open3_standing(smin: pd.DataFrame, spectra: list[str], d: int, kind: str = SOFTMAX
+                   ) -> dict[str, Standing]:
+    """At ``d``, per reading (``label``) of the S_min table, its ``Standing``. The cells are the
+    (β, spectrum) of the ``kind`` teacher that some reading is judged on at ``d``; a reading holds
+    when each has an uncensored S_min for it and every spectrum of ``spectra`` has at least one
+    such cell."""
+    part = smin[(smin["d"] == d) & (smin["teacher"] == kind)]
+    cells = sorted({(float(b), str(s)) for b, s in zip(part["beta"], part["spectrum"], strict=True)})
+    covered = {s for _, s in cells}
+    out: dict[str, Standing] = {}
+    for label, g in part.groupby("label", sort=True):
+        rows = {(float(r.beta), str(r.spectrum)): r for r in g.itertuples()}
+        fails = [f"{s} β={b:g}: " + ("censored" if (b, s) in rows else "not computed")
+                 for b, s in cells if (b, s) not in rows or rows[(b, s)].status != "S_min"]
+        fails += [f"{s}: no cell with a target" for s in spectra if s not in covered]
+        found = [float(r.S_min) for r in rows.values() if r.status == "S_min"]
+        out[str(label)] = Standing(not fails, max(found, default=np.nan), fails, float(sum(found)))
+    return out
+
+
+def _open3_sentence(at: dict[int, dict[str, Standing]], d16: int, d32: int | None, tol: float,
+                    spectra: list[str]) -> str:
+    """The generated sentence of OPEN-3 (docs/methods.md §5)."""
+    head = f"within ±{tol:g} of r_attn at every softmax β and both spectra ({' and '.join(spectra)})"
+    hold16 = {k: v for k, v in at[d16].items() if v.holds}
+    there = at.get(d32, {}) if d32 is not None else {}
+    named = sorted((k for k in hold16 if k in there and there[k].holds),
+                   key=lambda k: (hold16[k].need, there[k].need, k))
+    if named:
+        return ("; ".join(f"{k} stays {head}, from S = {int(hold16[k].need)} at d = {d16} and "
+                          f"S = {int(there[k].need)} at d = {d32}" for k in named)
+                + f" (r_attn at d = {d32} assumed from d = {d16})")
+    if hold16:
+        where = (lambda k: ", ".join(there[k].fails) if k in there else "no rows") if there \
+            else (lambda k: "no second grid")
+        return "; ".join(f"{k} stays {head} at d = {d16} from S = {int(hold16[k].need)}, but not "
+                         f"at d = {d32} ({where(k)})" for k in sorted(hold16, key=lambda k: (
+                             hold16[k].need, k)))
+    best = min(at[d16], key=lambda k: (len(at[d16][k].fails), at[d16][k].total, k))
+    return (f"no data-only reading stays {head} at d = {d16}; closest: {best} (does not hold at "
+            + ", ".join(at[d16][best].fails) + ")")
+
+
+@claim("OPEN-3", "A", ('entropic_open3', 'entropic_open3_rattn'),
+       "A pre-training estimator robust to softmax: which data-only reading (E1, E2, the debiased "
+       "E2, the realized mixer, the candidate E2_centred; every rank estimator, and the "
+       "candidate's floor rank) stays within ±{rank_tolerance:g} of the attention-native rank "
+       "r_attn (the smallest student rank at the noise floor {noise_floor:g} on ⌈{seed_quorum:g}·n⌉ "
+       "seeds) at every softmax β and under both spectra, and from which S at the d of each "
+       "predictability grid? "
+       "Measured: S_min per reading", caveat=OPEN3_CAVEAT, measured=True)
+def open3(tables: Tables, p: dict[str, Any], v: Values) -> Outcome:
+    smin = need(tables, "entropic_open3")
+    rattn = need(tables, "entropic_open3_rattn")
+    tol = float(v["rank_tolerance"])
+    own = str(p["entropic"]["spectrum"])
+    # the sweeps' spectra (the grid's open3.spectra; without it, those of the table)
+    grid = p.get("entropic_grid", {}).get("open3", {})
+    spectra = [own] + [str(s) for s in grid.get("spectra", sorted(set(smin["spectrum"]) - {own}))]
+    d16 = int(p["entropic"]["d"])
+    if smin.empty or smin[(smin["d"] == d16) & (smin["teacher"] == SOFTMAX)].empty:
+        raise NotRun(f"entropic_open3 has no softmax cell at d = {d16}")
+    others = sorted(int(d) for d in smin["d"].unique() if int(d) != d16)
+    d32 = others[-1] if others else None
+    at = {d: open3_standing(smin, spectra, d) for d in [d16, *others]}
+    sentence = _open3_sentence(at, d16, d32, tol, spectra)
+    measured = []
+    for d, standing in at.items():
+        held = [f"{k}: S = {int(st.need)}" for k, st in sorted(standing.items(),
+                                                              key=lambda kv: (kv[1].need, kv[0]))
+                if st.holds]
+        measured.append(f"d = {d}: " + ("; ".join(held) if held else "no reading holds"))
+    lin = {d: open3_standing(smin, spectra, d, LINEAR) for d in at}
+    named = [k for k, st in at[d16].items() if st.holds]
+    lin_text = ", ".join(f"{k}: " + "/".join(
+        f"d = {d} {'holds' if k in lin[d] and lin[d][k].holds else 'does not hold'}" for d in lin)
+        for k in named)
+    by_cell = []
+    for spec in spectra[1:]:
+        part = rattn[(rattn["d"] == d16) & (rattn["spectrum"] == spec)
+                     & (rattn["source"].isin(["measured", "censored"]))]
+        for (kind, b), g in part.groupby(["teacher", "beta"], sort=True):
+            who = LINEAR if kind == LINEAR else f"softmax β={float(b):g}"
+            by_cell.append(f"{spec} {who}: " + ", ".join(
+                f"r*={int(r.r_star)}→" + (fmt(float(r.r_attn)) if np.isfinite(r.r_attn)
+                                          else "censored")
+                for r in g.sort_values("r_star").itertuples()))
+    counts = rattn["source"].value_counts()
+    note = (f"{sentence}. Linear teacher (reported, not in the condition): "
+            + (lin_text or "no reading holds for softmax at d = 16")
+            + f". r_attn measured at d = {d16}: " + ("; ".join(by_cell) or "none")
+            + ". Targets by source: " + ", ".join(f"{k}: {int(n)}" for k, n in counts.items())
+            + "; per-cell errors in entropic_open3_errors")
+    threshold = (f"measured: a reading holds at d when every softmax (β, spectrum) cell with a "
+                 f"target has an uncensored S_min (abs(error) ≤ {tol:g} on ⌈"
+                 f"{float(v['seed_quorum']):g}·n⌉ seeds at that S and every larger S of the grid, "
+                 "for every r*); no pass/fail")
+    return None, "; ".join(measured), threshold, note

@@ -235,6 +235,7 @@ def config_problems(config: Any, schema: dict[str, Any]) -> list[str]:
     """Every problem of the merged ``config``, one line each (empty: the config is fine). The
     cross-key checks and the plans run only on a config the schema accepts."""
     from attnrank.entropic.jobs import entropic_config_problems
+    from attnrank.entropic.open3.jobs import open3_config_problems
     from attnrank.entropic.predict_grid import d32_config_problems
     from attnrank.minip.beyond.jobs import beyond_config_problems
     from attnrank.minip.jobs import minip_config_problems
@@ -248,6 +249,7 @@ def config_problems(config: Any, schema: dict[str, Any]) -> list[str]:
         problems += [PREFIX + p for p in beyond_config_problems(config, scale)]
     problems += [PREFIX + p for p in entropic_config_problems(config["entropic"])]
     problems += [PREFIX + p for p in d32_config_problems(config["entropic"])]
+    problems += [PREFIX + p for p in open3_config_problems(config["entropic"])]
     problems += claims_problems(config)
     if problems:
         return problems

@@ -14,6 +14,7 @@ from typing import Any
 from attnrank.core.job import Job, canonical_json
 from attnrank.core.table_job import TableJob
 from attnrank.entropic.jobs import entropic_jobs
+from attnrank.entropic.open3 import jobs as open3_spec
 from attnrank.entropic.predict_grid import d32_jobs, is_d32
 from attnrank.language.jobs import CORPORA as LANGUAGE_CORPORA
 from attnrank.language.jobs import RUNG as LANGUAGE_RUNG
@@ -235,8 +236,10 @@ def build_plan(config: dict[str, Any], scale: str) -> Plan:
                          (f"tables/{BEYOND_TABLE}.parquet", "tables/minip_rank_vs_m.parquet"),
                          (f"tables/{BEYOND_GROWTH}.parquet",)))
 
-    # Paper A
-    for (exp, inst), job in (entropic_jobs(config, scale) | d32_jobs(config, scale)).items():
+    # Paper A (OPEN-3's student sweeps and predict jobs run by the same steps, into its own tables)
+    open3 = open3_spec.open3_jobs(config, scale)
+    for (exp, inst), job in (entropic_jobs(config, scale) | d32_jobs(config, scale)
+                             | open3.runs).items():
         outs = ("estimates.parquet", "spectra.npz") if exp == "predict" else \
             ("metrics.parquet", "weights.npz")
         step = "entropic_predict" if exp == "predict" else f"entropic_{exp}_train"
@@ -246,9 +249,27 @@ def build_plan(config: dict[str, Any], scale: str) -> Plan:
         inputs = tuple(r.outputs[0] for r in plan.runs
                        if r.outputs[0].startswith(f"entropic/{exp}/")
                        and (r.params["teacher_values"] != values) == other
-                       and is_d32(r.params["instance"]) == d32)
+                       and is_d32(r.params["instance"]) == d32
+                       and (exp, r.params["instance"]) not in open3.runs)
         tables[name] = StepRun("table", {"name": name},
                                TableJob(select, max_rank).to_dict(), inputs, ())
+    # OPEN-3 (docs/methods.md §2.9): its sweeps' and predict jobs' tables, the candidate on every
+    # predict job it judges (one job), and the judged tables
+    for name, (exp, select) in {open3_spec.ATTENTION_TABLE: ("attention", "final"),
+                                open3_spec.PREDICT_TABLE: ("predict", "all")}.items():
+        inputs = tuple(f"entropic/{e}/{i}/{'metrics' if e == 'attention' else 'estimates'}.parquet"
+                       for e, i in open3.runs if e == exp)
+        tables[name] = StepRun("table", {"name": name}, TableJob(select, False).to_dict(),
+                               inputs, ())
+    plan.add(StepRun("entropic_open3_candidate", {}, open3.candidate.to_dict(), (),
+                     (f"tables/{open3_spec.CANDIDATE_TABLE}.parquet",)))
+    plan.add(StepRun("entropic_open3", {}, open3.table.to_dict(),
+                     tuple(f"tables/{t}.parquet" for t in (
+                         "entropic_attention", open3_spec.ATTENTION_TABLE, "entropic_predict",
+                         "entropic_predict_d32", open3_spec.PREDICT_TABLE, open3_spec.CANDIDATE_TABLE)),
+                     (f"tables/{open3_spec.SMIN_TABLE}.parquet", f"tables/{open3_spec.SMIN_TABLE}.csv",
+                      f"tables/{open3_spec.ERRORS_TABLE}.parquet",
+                      f"tables/{open3_spec.RATTN_TABLE}.parquet")))
 
     # Paper A, appendix B: language models on text (the corpora table, one training job per
     # corpus and one per corpus and larger rung, the ranks, loss and field tables; language.smk)

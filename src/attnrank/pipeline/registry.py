@@ -212,6 +212,26 @@ STEPS: dict[str, Step] = _index([
          "attnrank.entropic.jobs.PredictJob",
          outputs=(Arg("--out", "output estimates table (.parquet)"),
                   Arg("--spectra", "output singular values (.npz)")), threads=True, seed=_seed()),
+    # OPEN-3 (docs/methods.md §2.9): the candidate on every predict job it judges, then the judged
+    # tables (r_attn per cell, every reading's error, S_min)
+    Step("entropic_open3_candidate", "entropic-open3-candidate",
+         "attnrank.entropic.experiments.open3_candidate",
+         "Paper A (OPEN-3): the candidate E2_centred and its floor rank on the stream of every "
+         "predict job OPEN-3 judges", "compute", "attnrank.entropic.open3.jobs.Open3CandidateJob",
+         outputs=(Arg("--out", "output candidate table (.parquet)"),), threads=True,
+         seed=lambda job: {"scheme": "(experiment, task instance, seed index, role): each predict "
+                                     "job's own draws, drawn again",
+                           "jobs": [p.instance for p in job.predict]}),
+    Step("entropic_open3", "entropic-open3", "attnrank.entropic.open3.table",
+         "Paper A (OPEN-3): r_attn per cell, every data-only reading's error against it, and "
+         "S_min per (reading, teacher, d, spectrum)", "table",
+         "attnrank.entropic.open3.jobs.Open3TableJob",
+         inputs=Arg("--inputs", "the entropic_attention, entropic_open3_attention, "
+                    "entropic_predict, entropic_predict_d32, entropic_open3_predict and "
+                    "entropic_open3_candidate tables (.parquet)", 6),
+         outputs=(Arg("--out", "the S_min table (.parquet)"), CSV_REPORT,
+                  Arg("--errors", "every reading's error per (cell, S) (.parquet)"),
+                  Arg("--rattn", "r_attn and its source per cell (.parquet)"))),
     # appendix B: the corpora and their complexity (one table per scale)
     Step("language_corpora", "language-corpora", "attnrank.language.experiments.corpora",
          "Paper A (appendix B): the corpora table (every corpus of the scale: source, size, "
@@ -285,6 +305,14 @@ TABLES: dict[str, Table] = _index([
     Table("entropic_predict_other_values", "table", "A"),
     # the second predictability grid (d = 32, issue 24; EB-13 and EB-13b report it)
     Table("entropic_predict_d32", "table", "A"),
+    # OPEN-3 (docs/methods.md §2.9): the student sweeps and predict jobs under the other spectra,
+    # the candidate on every judged predict job, S_min, the errors per (cell, S) and r_attn
+    Table("entropic_open3_attention", "table", "A"),
+    Table("entropic_open3_predict", "table", "A"),
+    Table("entropic_open3_candidate", "entropic_open3_candidate", "A"),
+    Table("entropic_open3", "entropic_open3", "A"),
+    Table("entropic_open3_errors", "entropic_open3", "A"),
+    Table("entropic_open3_rattn", "entropic_open3", "A"),
     # appendix B: one row per corpus (source, sha256, complexity measures, the headline)
     Table("language_corpora", "language_corpora", "A"),
     # appendix B: ranks of every head's static kernel and realized mixer at every logged step,
