@@ -8,7 +8,8 @@ Snakemake runs it:
 * each job holds one core (every training job runs on one thread) for its start-up plus its
   ``duration_s``; a job is ready when every job it reads from has ended;
 * whenever a core is free, the ready job of the highest priority starts, then the longest: the
-  training rules' priority is the job's seconds in the reference the run was ordered by
+  priority of a rule with ``priority: longest_job_first(...)`` (every training rule and
+  entropic_predict) is the job's seconds in the reference the run was ordered by
   (``pipeline.schedule``: ``--priorities-from``, default the run folder itself, as a run ordered by
   it), every other rule's 0;
 * a job's start-up (launching the process, importing the step: the time between a core falling
@@ -39,6 +40,7 @@ from __future__ import annotations
 import argparse
 import heapq
 import json
+import re
 import statistics
 import sys
 from dataclasses import dataclass, field
@@ -108,13 +110,21 @@ def read_jobs(run: Path) -> list[Job]:
     return out
 
 
+def priority_rules(rules: Path = ROOT / "workflow" / "rules") -> set[str]:
+    """The rules with ``priority: longest_job_first(...)``: those named in it, and the training
+    rules (the loop of entropic.smk names its rules through a variable)."""
+    named = {m for p in rules.glob("*.smk")
+             for m in re.findall(r'longest_job_first\("(\w+)"\)', p.read_text())}
+    return named | {n for n, s in STEPS.items() if s.kind == "train"}
+
+
 def set_priorities(jobs: list[Job], reference: Path) -> None:
-    """The priority Snakemake gives each job: a training rule's (``priority:``) the job's seconds
-    in ``reference`` (``pipeline.schedule.seconds_of``), every other rule's 0."""
+    """The priority Snakemake gives each job: a priority rule's (``priority_rules``) the job's
+    seconds in ``reference`` (``pipeline.schedule.seconds_of``), every other rule's 0."""
     seconds = reference_seconds(reference)
+    rules = priority_rules()
     for j in jobs:
-        train = j.step in STEPS and STEPS[j.step].kind == "train"
-        j.priority = seconds_of(seconds, j.rule, j.wildcards) if train else 0.0
+        j.priority = seconds_of(seconds, j.rule, j.wildcards) if j.rule in rules else 0.0
 
 
 def recorded_run(jobs: list[Job], record: dict[str, Any]) -> tuple[list[int], float, float]:

@@ -88,3 +88,10 @@ def test_a_missing_field_or_a_foreign_record_is_named(run, tmp_path):
                                                                "rule": "table"}))
     with pytest.raises(ValueError, match=r"x/m\.parquet\.prov\.json: no step, duration_s"):
         cores.read_jobs(bad)
+
+
+def test_the_rules_ordered_by_the_reference_are_those_of_the_workflow():
+    rules = cores.priority_rules()
+    assert {"minip_train", "minip_beyond_train", "entropic_predict", "entropic_ladder_train",
+            "language_train"} <= rules
+    assert not rules & {"table", "claims", "figure", "minip_beyond_growth"}
