@@ -300,7 +300,8 @@ def compare_job(name: str, k: int, timed: int, repeats: int, device: torch.devic
                                        "median": round(statistics.median(ms[side]), 3),
                                        "runs": [round(x, 3) for x in ms[side]]},
                        "compile_s": {"cold": round(first[side] - min(ms[side]) / 1000, 2)},
-                       "events_per_step": count_events(lambda fn=fn: fn(k + timed - 1))}
+                       "events_per_step": count_events(lambda fn=fn: fn(k + timed - 1),
+                                                       cuda=device.type == "cuda")}
     torch._dynamo.reset()  # warm: the same graphs again, their kernels from the on-disk cache
     compiled = torch.compile(peer, fullgraph=True, dynamic=False,
                              mode="reduce-overhead" if cudagraphs else None)
@@ -342,7 +343,8 @@ def main(argv: list[str] | None = None) -> int:
         raise SystemExit("--device cuda: no CUDA device is visible")
     torch.set_num_threads(a.threads)
     report: dict[str, Any] = {"date": datetime.now(UTC).isoformat(timespec="seconds"),
-                              "machine": machine(device, a.threads), "jobs": {}}
+                              "machine": machine(device, a.threads),
+                              "load": {"before": os.getloadavg()[0]}, "jobs": {}}
     with tempfile.TemporaryDirectory(prefix="attnrank-peer-") as cache:
         os.environ["TORCHINDUCTOR_CACHE_DIR"] = cache  # cold: an empty cache
         torch.compile(lambda t: t + 1)(torch.zeros(2, device=device))  # inductor's import
@@ -356,6 +358,7 @@ def main(argv: list[str] | None = None) -> int:
                              | {s: row[s]["ms_per_step"]["min"] for s in ("project", "peer")}
                              | {f"{s}_events": row[s]["events_per_step"]["events"]
                                 for s in ("project", "peer")}), flush=True)
+    report["load"]["after"] = os.getloadavg()[0]
     a.out.parent.mkdir(parents=True, exist_ok=True)
     a.out.write_text(json.dumps(report, indent=1) + "\n")
     print(f"wrote {a.out}")

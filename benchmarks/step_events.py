@@ -60,13 +60,20 @@ class Profiled(Exception):
         self.counts = counts
 
 
-def count_events(step: Callable[[], Any]) -> dict[str, int]:
+def count_events(step: Callable[[], Any], cuda: bool = False) -> dict[str, int]:
     """Operator events of one call of ``step`` under the CPU profiler: every event, and the
-    top-level ones (no enclosing event)."""
-    with profile(activities=[ProfilerActivity.CPU]) as prof:
+    top-level ones (no enclosing event); with ``cuda``, also the CUDA kernels it launched."""
+    activities = [ProfilerActivity.CPU] + ([ProfilerActivity.CUDA] if cuda else [])
+    with profile(activities=activities) as prof:
         step()
+        if cuda:
+            torch.cuda.synchronize()
     events = [e for e in prof.events() if not e.name.startswith("ProfilerStep")]
-    return {"events": len(events), "top_level": sum(e.cpu_parent is None for e in events)}
+    cpu = [e for e in events if e.device_type == torch.autograd.DeviceType.CPU]
+    out = {"events": len(cpu), "top_level": sum(e.cpu_parent is None for e in cpu)}
+    if cuda:
+        out["cuda_kernels"] = sum(e.device_type == torch.autograd.DeviceType.CUDA for e in events)
+    return out
 
 
 def profiling_trainer(warmup: int) -> Callable[..., Any]:
