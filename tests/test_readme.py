@@ -214,7 +214,8 @@ def test_the_full_row_says_what_its_record_says():
         return next(line for line in text.splitlines() if "full pipeline" in line)
 
     restored = full_row()
-    assert "after a restore of the reference, every stale job rerun, 141 jobs ran" in restored
+    assert "on its existing results/full (restored from the reference or left by an earlier " \
+        "run), every stale job rerun, 141 jobs ran" in restored
     assert "load average 1.3 at the start, 2.6 at the end" in restored
     assert "every job run, 141 jobs ran (make reference)" in full_row(every=True)
     fresh = full_row(where="a fresh copy of the working tree", every=True)

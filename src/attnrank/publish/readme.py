@@ -365,8 +365,8 @@ def _target_mark(ok: bool | None) -> str:
 
 def how_run(run: dict, scale: str) -> str:
     """What a wall-time record says of its run: a fresh folder (every job ran), the repository
-    with every job run, or the repository after a restore of the reference (only what was
-    stale reran)."""
+    with every job run, or the repository on a run folder that existed before (restored from the
+    reference or left by an earlier run: only what was stale reran)."""
     where = str(run.get("where") or "")
     if where.startswith("a fresh copy"):
         return f"in a fresh folder, every job run (benchmarks/pipeline_wall.py --scale {scale})"
@@ -374,8 +374,8 @@ def how_run(run: dict, scale: str) -> str:
     jobs = f", {ran} jobs ran" if ran is not None else ""
     if run.get("every_job_ran"):
         return f"in the repository, every job run{jobs} (make reference)"
-    return (f"in the repository after a restore of the reference, every stale job rerun{jobs} "
-            "(make reference)")
+    return (f"in the repository on its existing results/{scale} (restored from the reference "
+            f"or left by an earlier run), every stale job rerun{jobs} (make reference)")
 
 
 def _run_note(run: dict, scale: str) -> str:
