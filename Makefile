@@ -40,9 +40,12 @@ lint: $(STAMP)  ## ruff, snakefmt --check and snakemake --lint
 	$(VENV)/bin/snakemake --lint
 
 # The full run's wall time is recorded by `make reference` (benchmarks/results/pipeline_full_wall.json).
-bench: $(STAMP)  ## trainer benchmark, step profile, smoke wall time -> benchmarks/results/summary.json, docs/performance.md table
+bench: $(STAMP)  ## trainer benchmark, step profile, peer step, smoke wall time -> benchmarks/results/summary.json, the time tables
 	$(PY) benchmarks/trainer.py --threads 1
 	$(PY) benchmarks/step_profile.py --scale full
+	$(PY) benchmarks/step_events.py  # operator events of one step of every training rule
+	$(PY) benchmarks/peer_step.py  # the training step beside a packed, whole-compiled peer
+	$(PY) benchmarks/cores.py  # the P-core wall, replayed from the reference's sidecars
 	$(PY) benchmarks/pipeline_wall.py --scale smoke --cores 2
 	$(PY) benchmarks/summary.py
 	$(PY) -m attnrank readme-times --readme docs/performance.md --summary benchmarks/results/summary.json

@@ -3,8 +3,8 @@ a machine that has the project's runtime dependencies but no snakemake, e.g. the
 
 The jobs and their parameters come from the plan (``attnrank.pipeline.plan.build_plan``, the same source
 the Snakefile reads); each runs as its rule's command line (``python -m attnrank minip-train …
---device cuda``), ``--parallel`` at a time, longest first (by the CPU seconds in
-benchmarks/results/pipeline_<scale>.json where known). Jobs still running at ``--budget-s`` are
+--device cuda``), ``--parallel`` at a time, longest first (by their seconds in the sidecars of
+results/reference, ``pipeline.schedule``). Jobs still running at ``--budget-s`` are
 stopped and recorded as such (never counted as done). Tables, figures, claims and the audit are not
 run. Writes one JSON record: per job its wall seconds and status, and the whole wall time.
 
@@ -29,34 +29,30 @@ import yaml
 
 from attnrank.core.job import canonical_json
 from attnrank.pipeline.plan import build_plan
+from attnrank.pipeline.registry import STEPS
+from attnrank.pipeline.schedule import reference_seconds, seconds_of
 
 ROOT = Path(__file__).resolve().parents[1]
-TRAIN_STEPS = ("minip_train", "minip_capacity_train", "entropic_surrogate_train",
-               "entropic_ladder_train", "entropic_attention_train", "entropic_predict")
+# every step that trains (and the data-only estimators of entropic_predict)
+TRAIN_STEPS = (*(n for n, s in STEPS.items() if s.kind == "train"), "entropic_predict")
 
 
 def job_name(run) -> str:
-    return "/".join([run.step, *run.wildcards.values()]) if run.step != "minip_train" else \
-        f"minip_train/{run.wildcards['experiment']}/{run.wildcards['instance']}"
+    return "/".join([run.step, *(v for k, v in sorted(run.wildcards.items()))])
 
 
 def command(run, folder: Path, device: str, threads: int) -> list[str]:
-    """The rule's command line for one planned training run (outputs under ``folder``)."""
-    out = [str(folder / o) for o in run.outputs]
-    base = [sys.executable, "-m", "attnrank"]
-    common = ["--params", canonical_json(run.params), "--wildcards", json.dumps(run.wildcards),
-              "--threads", str(threads)]
-    if run.step == "minip_train":
-        return base + ["minip-train", "--rule", run.step, *common, "--device", device,
-                       "--metrics", out[0], "--weights", out[1]]
-    if run.step == "minip_capacity_train":
-        return base + ["minip-capacity", "--rule", run.step, *common, "--device", device,
-                       "--metrics", out[0]]
-    if run.step == "entropic_predict":
-        return base + ["entropic-predict", "--rule", run.step, *common, "--out", out[0],
-                       "--spectra", out[1]]
-    return base + ["entropic-train", "--rule", run.step, *common, "--device", device,
-                   "--metrics", out[0], "--weights", out[1]]
+    """The rule's command line for one planned training run (outputs under ``folder``), from
+    the step's registry entry as the CLI builds it."""
+    step = STEPS[run.step]
+    base = [sys.executable, "-m", "attnrank", step.command, "--rule", run.step,
+            "--params", canonical_json(run.params), "--wildcards", json.dumps(run.wildcards),
+            "--threads", str(threads)]
+    if step.kind == "train":
+        base += ["--device", device]
+    for arg, out in zip(step.outputs, run.outputs, strict=True):
+        base += [arg.flag, str(folder / out)]
+    return base
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -72,10 +68,10 @@ def main(argv: list[str] | None = None) -> int:
     config = yaml.safe_load((ROOT / "config.yaml").read_text())
     plan = build_plan(config, a.scale)
     runs = [r for r in plan.runs if r.step in TRAIN_STEPS]
-    cost_file = ROOT / "benchmarks" / "results" / f"pipeline_{a.scale}.json"
-    cost = {j["job"]: j["cpu_s"] for j in json.loads(cost_file.read_text())["jobs"]} \
-        if cost_file.exists() else {}
-    runs.sort(key=lambda r: -cost.get(job_name(r), 0.0))
+    # each job's seconds in the reference (a part of a job the reference ran whole: the whole's)
+    seconds = reference_seconds(ROOT / "results" / "reference")
+    cost = {job_name(r): seconds_of(seconds, r.step, r.wildcards) for r in runs}
+    runs.sort(key=lambda r: -cost[job_name(r)])
     folder = a.workdir / "results" / a.scale
     logs = a.workdir / "logs"
     logs.mkdir(parents=True, exist_ok=True)
@@ -89,7 +85,7 @@ def main(argv: list[str] | None = None) -> int:
 
     def one(run) -> None:
         name = job_name(run)
-        rec = {"job": name, "cpu_s_reference": cost.get(name)}
+        rec = {"job": name, "cpu_s_reference": cost.get(name) or None}
         left = deadline - time.perf_counter()
         if left <= 1:
             rec |= {"status": "not started (budget)", "wall_s": None}

@@ -80,3 +80,22 @@ def test_core_idle_seconds_count_only_stretches_with_some_but_too_few_jobs():
     # one job only: 0-10, 90-100, 300-320
     assert got == {"cores": 2, "jobs": 4, "seconds_below_cores": 40.0}
     assert budgets.core_idle_seconds(recs, cores=1)["seconds_below_cores"] == 0.0
+
+
+def test_the_whole_run_and_its_longest_job_have_limits():
+    measured = dict.fromkeys(budgets.BUDGETS, 0.0)
+    assert budgets.check(measured, budgets.BUDGETS, longest_s=budgets.MAX_JOB_S)["ok"]
+    too_long = budgets.check(measured, budgets.BUDGETS, longest_s=budgets.MAX_JOB_S + 1)
+    assert not too_long["ok"] and not too_long["jobs_ok"] and too_long["dag_ok"]
+    over = {s: budgets.MAX_DAG_JOB_S for s in budgets.BUDGETS}  # every study over too
+    report = budgets.check(over, {s: 1e9 for s in budgets.BUDGETS})
+    assert not report["ok"] and not report["dag_ok"] and report["jobs_ok"]
+    w = {"instance": "m12", "family": "multihead", "scale": "full"}
+    recs = [_rec("minip/beyond/m12/multihead/metrics.parquet", "minip_beyond_train", w, 771.9),
+            _rec("minip/beyond/m12/multihead/weights.npz", "minip_beyond_train", w, 771.9),
+            _rec("minip/train/ood/large/metrics.parquet", "minip_train",
+                 {"experiment": "ood", "instance": "large"}, 336.7)]
+    assert budgets.longest_jobs(recs) == [
+        {"rule": "minip_beyond_train", "wildcards": {"instance": "m12", "family": "multihead"},
+         "duration_s": 771.9}]
+    assert budgets.longest_jobs(recs, above=300)[1]["duration_s"] == 336.7

@@ -21,6 +21,7 @@ from attnrank.minip.beyond.jobs import (
     BeyondGrowthJob,
     beyond_config_problems,
     beyond_jobs,
+    family_parts,
 )
 from attnrank.minip.beyond.models import BeyondKernel
 from attnrank.minip.data import JobData, MinIPBatch, bits_batch, id_batch
@@ -28,6 +29,8 @@ from attnrank.minip.experiments.beyond import BeyondHeads, answered, build_heads
 from attnrank.minip.jobs import minip_jobs
 from attnrank.minip.models import GATHERED, PAIR_TABLES, HeadOptions, KernelAttention, TokenIds
 from attnrank.minip.task import token_ids, token_vocab, witness_family
+from attnrank.pipeline.plan import beyond_parts, build_plan
+from attnrank.pipeline.registry import STEPS
 
 ROOT = Path(__file__).resolve().parents[1]
 M_BITS, N_TOKENS, HIDDEN = 6, 3, 16
@@ -537,3 +540,49 @@ def test_run_job_tables_one_final_row_per_group_and_seed(instance):
     else:
         assert weights["positional-F2/w1"].shape[2] == weights["kernel-F2/w1"].shape[2] + 3
     assert (final["m"] == (8 if instance == "witness" else 6)).all()
+
+
+# ---- 11. the pipeline's jobs: one per family, multihead one per H
+
+
+def two_head_config():
+    config = copy.deepcopy(smoke_config())
+    config["minip"]["scales"]["smoke"]["beyond"]["heads"] = [2, 4, 32]  # 32: no F splits into it
+    return config
+
+
+def test_plan_cuts_multihead_into_one_job_per_head_count():
+    config = two_head_config()
+    whole = beyond_jobs(config, "smoke")["m6"]
+    parts = beyond_parts(whole)
+    assert list(parts) == ["kernel", "multihead-H2", "multihead-H4", "differential",
+                           "signed_linear", "positional", "causal_final"]
+    assert [g for p in parts.values() for g in p.groups()] == whole.groups()  # table order
+    assert parts["multihead-H4"].heads == (4,) and parts["multihead-H4"].families == ("multihead",)
+    assert {g.heads for g in parts["multihead-H4"].groups()} == {4}
+    assert parts["kernel"] == replace(whole, families=("kernel",))  # other families: as before
+    plan = build_plan(config, "smoke")
+    runs = [r for r in plan.runs if r.step == "minip_beyond_train"]
+    assert [r.wildcards["family"] for r in runs if r.wildcards["instance"] == "m6"] == list(parts)
+    table = plan.run_for("tables/minip_beyond.parquet")
+    assert table.inputs == tuple(r.outputs[0] for r in runs)
+    assert STEPS["minip_beyond_train"].what(parts["multihead-H4"]) == "minip beyond/m6/multihead H=4"
+
+
+@pytest.mark.parametrize("instance", ["m6", "witness"])
+def test_multihead_parts_train_as_the_whole_job_bit_for_bit(instance):
+    """Cutting the multihead job by H changes no number: the same rows and weights, to the bit."""
+    whole = family_parts(beyond_jobs(two_head_config(), "smoke")[instance])["multihead"]
+    whole = replace(whole, train=replace(whole.train, steps=6, log_every=3, eval_sequences=256))
+    metrics, weights = run_job(whole, torch.device("cpu"))
+    parts = [p for name, p in beyond_parts(whole).items() if name.startswith("multihead-")]
+    assert len(parts) == 2
+    rows, kept = [], {}
+    for part in parts:
+        m, w = run_job(part, torch.device("cpu"))
+        rows.append(m)
+        kept |= w
+    pd.testing.assert_frame_equal(pd.concat(rows, ignore_index=True), metrics, check_exact=True)
+    assert set(kept) == set(weights)
+    for key, value in weights.items():
+        assert np.array_equal(kept[key], value), key

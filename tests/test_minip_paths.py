@@ -2,6 +2,11 @@
 path and the vocabulary path against a per-sequence reference written from the model docstring,
 grouped training against each group trained alone, and id batches against bit batches."""
 
+from dataclasses import replace
+from pathlib import Path
+
+import numpy as np
+import pandas as pd
 import pytest
 import torch
 from torch.nn import functional as F
@@ -9,7 +14,8 @@ from torch.nn import functional as F
 from attnrank.core.train import TrainConfig, train
 from attnrank.minip.data import JobData, batch_layout, bits_batch, id_batch
 from attnrank.minip.evaluate import mse
-from attnrank.minip.jobs import MinipTrainJob, WitnessData
+from attnrank.minip.experiments.train import run_job
+from attnrank.minip.jobs import MinipTrainJob, WitnessData, minip_jobs
 from attnrank.minip.models import (
     GATHERED,
     PAIR_TABLES,
@@ -20,6 +26,8 @@ from attnrank.minip.models import (
 )
 from attnrank.minip.program import GroupedHeads
 from attnrank.minip.task import minip_targets, token_ids, token_vocab, witness_family
+from attnrank.pipeline import plan as plan_module
+from attnrank.publish.audit import load_config
 
 VOCAB = token_vocab(8, "fixed_weight")
 
@@ -194,3 +202,32 @@ def test_job_data_streams_the_same_tokens_on_either_path():
     assert torch.equal(batch.tokens.vocab[batch.tokens.ids], fam.expand(2, *fam.shape))
     assert torch.equal(batch.targets, minip_targets(fam).expand(2, -1, -1))
     assert torch.equal(bits_batch(fam[None]).targets[0], batch.targets[0])
+
+
+def test_a_cut_training_job_trains_as_the_whole_job_bit_for_bit(monkeypatch):
+    """The plan's cut of a minip_train job (``TRAIN_CUTS``) changes no number: the parts' rows,
+    one after the other, and their weights are the whole job's, to the bit."""
+    config = load_config(Path(__file__).resolve().parents[1] / "config.yaml")
+    full = plan_module.build_plan(config, "full")
+    ood = [r.wildcards["instance"] for r in full.runs
+           if r.step == "minip_train" and r.wildcards["experiment"] == "ood"]
+    assert ood == ["small", "medium", "large_r1_32", "large_r64_128_dense"]
+    assert full.run_for("tables/minip_ood.parquet").inputs == tuple(
+        f"minip/train/ood/{i}/metrics.parquet" for i in ood)
+    monkeypatch.setitem(plan_module.TRAIN_CUTS, ("ood", "medium"), 16)
+    job = minip_jobs(config, "smoke")[("ood", "medium")]
+    job = replace(job, steps=4, log_every=2, eval_sequences=256)
+    parts = plan_module.train_parts("ood", "medium", job)
+    assert list(parts) == ["medium_r1_4", "medium_r16_32_dense"]
+    assert parts["medium_r1_4"] == replace(job, ranks=(1, 4), dense=False)
+    assert plan_module.train_parts("ood", "small", job) == {"small": job}
+    metrics, weights = run_job(job, torch.device("cpu"))
+    rows, kept = [], {}
+    for part in parts.values():
+        m, w = run_job(part, torch.device("cpu"))
+        rows.append(m)
+        kept |= w
+    pd.testing.assert_frame_equal(pd.concat(rows, ignore_index=True), metrics, check_exact=True)
+    assert set(kept) == set(weights)
+    for key, value in weights.items():
+        assert np.array_equal(kept[key], value), key

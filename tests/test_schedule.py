@@ -36,6 +36,11 @@ def test_priorities_are_the_reference_seconds_of_the_same_job_at_any_scale(tmp_p
     assert priority(Wildcards(experiment="a", instance="m12", scale="smoke")) == 686
     assert priority(Wildcards(experiment="a", instance="m6", scale="full")) == 99
     assert priority(Wildcards(experiment="b", instance="m6", scale="full")) == 0  # unknown job
+    # a part of a job the reference ran whole gets the whole's seconds
+    assert priority(Wildcards(experiment="a", instance="m12_r1_32", scale="full")) == 686
+    assert priority(Wildcards(experiment="a", instance="m12-H8", scale="full")) == 686
+    assert priority(Wildcards(experiment="a", instance="m123", scale="full")) == 0
+    assert priority(Wildcards(experiment="b", instance="m12_r1", scale="full")) == 0
     assert longest_first(ref, "other_rule")(Wildcards(experiment="a", instance="m12")) == 0
     assert longest_first(tmp_path / "missing", "minip_train")(Wildcards(instance="m12")) == 0
 

@@ -203,10 +203,13 @@ def cmd_heldout(a: argparse.Namespace) -> int:
 
 
 def cmd_readme_times(a: argparse.Namespace) -> int:
-    """Rewrite (--check: compare) the run-time table of docs/performance.md."""
+    """Rewrite (--check: compare) the run-time table of docs/performance.md, the P-core tables
+    (--cores-docs) and README's run times (--front)."""
     from attnrank.publish.readme import update_times
 
-    changed = update_times(Path(a.readme), Path(a.summary), check=a.check)
+    changed = update_times(Path(a.readme), Path(a.summary), check=a.check,
+                           cores_docs=tuple(Path(p) for p in a.cores_docs),
+                           front=Path(a.front) if a.front else None)
     return _report_section(a, changed, "time table", a.summary, "make bench")
 
 
@@ -333,10 +336,16 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--reference", default="results/reference")
     p.set_defaults(func=cmd_heldout)
 
-    p = sub.add_parser("readme-times", help="rewrite the run-time table of docs/performance.md "
-                       "from benchmarks/results/summary.json (make bench)")
+    p = sub.add_parser("readme-times", help="rewrite the run-time table of docs/performance.md, "
+                       "the P-core tables and README's run times from "
+                       "benchmarks/results/summary.json (make bench)")
     p.add_argument("--readme", default="docs/performance.md",
                    help="the file holding the table between its markers")
+    p.add_argument("--cores-docs", nargs="*", default=["docs/performance.md", "docs/running.md"],
+                   help="the files holding the P-core table between <!-- cores:start/end -->")
+    p.add_argument("--front", default="README.md",
+                   help="the file holding the run times between <!-- runtimes:start/end --> "
+                        "('' for none)")
     p.add_argument("--summary", default="benchmarks/results/summary.json")
     p.add_argument("--check", action="store_true", help="write nothing; exit 1 when it differs")
     p.set_defaults(func=cmd_readme_times)

@@ -8,7 +8,7 @@ Paths are relative to the run folder ``results/<scale>/``.
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import Any
 
 from attnrank.core.job import Job, canonical_json
@@ -20,6 +20,7 @@ from attnrank.language.jobs import CORPORA as LANGUAGE_CORPORA
 from attnrank.language.jobs import RUNG as LANGUAGE_RUNG
 from attnrank.language.jobs import TRAIN as LANGUAGE_TRAIN
 from attnrank.language.jobs import language_jobs
+from attnrank.minip.beyond.families import MULTIHEAD
 from attnrank.minip.beyond.jobs import (
     BEYOND,
     BEYOND_GROWTH,
@@ -35,6 +36,7 @@ from attnrank.minip.jobs import (
     RESTARTS,
     RESTARTS_TABLE,
     WITNESS_FAMILIES_TABLE,
+    MinipTrainJob,
     minip_jobs,
 )
 from attnrank.pipeline.registry import CLAIMS, FIGURES, TABLES, claim_tables
@@ -90,6 +92,50 @@ class Plan:
             frontier = nxt - found
             found |= nxt
         return found
+
+
+# minip_train jobs run as two jobs, cut at a feature rank, so that none runs for long (each was
+# among the longest of the full DAG): (experiment, instance) → the smallest rank of the second
+# part, which also takes the dense baseline (so the parts' rows, one after the other, are the
+# whole job's in table order)
+TRAIN_CUTS: dict[tuple[str, str], int] = {("ood", "large"): 64}
+
+
+def train_parts(experiment: str, instance: str, job: MinipTrainJob) -> dict[str, MinipTrainJob]:
+    """The pipeline's jobs of one minip_train job: the job itself under its instance name, or,
+    for a job of ``TRAIN_CUTS`` with ranks on both sides of its cut, two parts named by their
+    ranks (``large_r1_32``, ``large_r64_128_dense``). A part only leaves rank groups out: every
+    model keeps its init (from its group tag and the job's experiment and instance, which a part
+    keeps) and the job's data stream, so it follows the trajectory it follows in the whole job
+    (bit for bit on the CPU: tests/test_minip_paths.py)."""
+    at = TRAIN_CUTS.get((experiment, instance))
+    low = tuple(r for r in job.ranks if at is not None and r < at)
+    high = tuple(r for r in job.ranks if at is not None and r >= at)
+    if not low or not high:
+        return {instance: job}
+    dense = "_dense" if job.dense else ""
+    return {f"{instance}_r{low[0]}_{low[-1]}": replace(job, ranks=low, dense=False),
+            f"{instance}_r{high[0]}_{high[-1]}{dense}": replace(job, ranks=high)}
+
+
+def beyond_parts(job: MinipBeyondJob) -> dict[str, MinipBeyondJob]:
+    """The pipeline's jobs of one beyond instance, in table order: one per family
+    (``family_parts``), the multihead family cut further into one job per head count H
+    (``multihead-H<H>``; an H with no budget that splits into H heads has no job). A part only
+    leaves groups out: every model keeps its init (from its group tag) and the instance's data
+    stream, so it follows the trajectory it follows in the whole job (bit for bit on the CPU:
+    benchmarks/split_cost.py, tests/test_minip_beyond.py), and no job runs for long (the
+    multihead jobs were the longest of the DAG)."""
+    out: dict[str, MinipBeyondJob] = {}
+    for family, part in family_parts(job).items():
+        if family != MULTIHEAD:
+            out[family] = part
+            continue
+        for h in part.heads:
+            cut = replace(part, heads=(h,))
+            if cut.groups():
+                out[f"{family}-H{h}"] = cut
+    return out
 
 
 def _train(step: str, prefix: str, names: tuple[str, ...], wildcards: dict[str, str],
@@ -176,9 +222,10 @@ def build_plan(config: dict[str, Any], scale: str) -> Plan:
     mj = minip_jobs(config, scale)
     for (kind, inst), job in mj.items():
         if kind in MINIP_EXPERIMENTS:
-            plan.add(_train("minip_train", f"minip/train/{kind}/{inst}",
-                            ("metrics.parquet", "weights.npz"),
-                            {"experiment": kind, "instance": inst}, job))
+            for name, part in train_parts(kind, inst, job).items():
+                plan.add(_train("minip_train", f"minip/train/{kind}/{name}",
+                                ("metrics.parquet", "weights.npz"),
+                                {"experiment": kind, "instance": name}, part))
         elif kind == "capacity":
             plan.add(_train("minip_capacity_train", f"minip/capacity/{inst}", ("metrics.parquet",),
                             {"instance": inst}, job))
@@ -220,11 +267,11 @@ def build_plan(config: dict[str, Any], scale: str) -> Plan:
                                    float(t6["interval_level"])).to_dict(),
                      ("tables/minip_rank_vs_m.parquet",), ("tables/minip_rank_growth.parquet",)))
 
-    # Paper B beyond the single head (B6, TT-7): one training job per instance, the table of
-    # their final rows, the growth fit against B2's table
+    # Paper B beyond the single head (B6, TT-7): one training job per instance and family
+    # (multihead: per H), the table of their final rows, the growth fit against B2's table
     beyond = beyond_jobs(config, scale)
     parts = [(inst, fam, job) for inst, whole in beyond.items() if isinstance(whole, MinipBeyondJob)
-             for fam, job in family_parts(whole).items()]
+             for fam, job in beyond_parts(whole).items()]
     for inst, fam, job in parts:
         plan.add(_train("minip_beyond_train", f"minip/{BEYOND}/{inst}/{fam}",
                         ("metrics.parquet", "weights.npz"), {"instance": inst, "family": fam}, job))

@@ -170,7 +170,8 @@ STEPS: dict[str, Step] = _index([
                     role=lambda job: "the training job's init and data stream"),
          what=lambda job: (f"minip restarts {job.case} ({job.train.experiment}/"
                            f"{job.train.instance} {job.model})")),
-    # the families beyond the single head (B6, TT-7): one job per instance, then the growth fit
+    # the families beyond the single head (B6, TT-7): one job per instance and family (multihead:
+    # per H, plan.beyond_parts), then the growth fit
     Step("minip_beyond_train", "minip-beyond", "attnrank.minip.experiments.beyond",
          "the families beyond the single head (B6, TT-7): every (family, budget) group × seed "
          "of one instance", "train", "attnrank.minip.beyond.jobs.MinipBeyondJob",
@@ -180,7 +181,9 @@ STEPS: dict[str, Step] = _index([
                     role=lambda job: (f"init from ({job.experiment}, {job.instance}, seed, group "
                                       f"tag); data from {job.train.experiment}/"
                                       f"{job.train.instance}'s stream")),
-         what=lambda job: f"minip {job.experiment}/{job.instance}/{'+'.join(job.families)}"),
+         what=lambda job: (f"minip {job.experiment}/{job.instance}/{'+'.join(job.families)}"
+                           + (f" H={job.heads[0]}" if job.families == ("multihead",)
+                              and len(job.heads) == 1 else ""))),
     Step("minip_beyond_growth", "minip-beyond-growth", "attnrank.minip.beyond.growth",
          "the smallest budget F reaching each target per m and the slope of log2 F on m, per "
          "family line", "table", "attnrank.minip.beyond.jobs.BeyondGrowthJob",

@@ -4,8 +4,11 @@ With 2 cores and jobs from seconds to tens of minutes long, the order in which S
 ready jobs decides how long the end of a run is one long job alone on one core. Every sidecar of
 ``results/reference`` records its step's ``duration_s``; a rule's ``priority:`` (a function of the
 job's wildcards) returns those seconds for the same job (the same rule and wildcards, the scale
-aside, so the smoke run is ordered like the full one), and 0 for a job the reference does not
-have. Priorities only order jobs: they never change what a job computes.
+aside, so the smoke run is ordered like the full one); a part of a job the reference ran whole
+(the plan cuts a long job into parts: the same rule and wildcards but one, whose value extends
+the whole's by ``-…`` or ``_…``, e.g. family ``multihead-H8`` of ``multihead``) gets the whole's
+seconds, and any other job the reference does not have 0. Priorities only order jobs: they never
+change what a job computes.
 """
 
 from __future__ import annotations
@@ -44,10 +47,32 @@ def reference_seconds(reference: Path) -> dict[Key, float]:
     return out
 
 
+def _is_part(part: Mapping[str, str], whole: Mapping[str, str]) -> bool:
+    """Whether wildcards ``part`` name a part of the job of wildcards ``whole``: the same keys,
+    every value equal but one, which extends the whole's by ``-…`` or ``_…``."""
+    if part.keys() != whole.keys():
+        return False
+    differ = [k for k in part if part[k] != whole[k]]
+    return len(differ) == 1 and any(part[differ[0]].startswith(whole[differ[0]] + sep)
+                                    for sep in "-_")
+
+
+def seconds_of(seconds: Mapping[Key, float], rule: str, wildcards: Mapping[str, Any]) -> float:
+    """The reference's seconds of a job (module docstring): its own, else those of the whole job
+    it is a part of, else 0."""
+    key = job_key(rule, wildcards)
+    if key in seconds:
+        return seconds[key]
+    mine = json.loads(key[1])
+    wholes = [s for (r, w), s in seconds.items() if r == rule and _is_part(mine, json.loads(w))]
+    return max(wholes, default=0.0)
+
+
 def longest_first(reference: Path, rule: str) -> Callable[[Any], int]:
-    """A rule's ``priority:``: the job's whole seconds in the reference (0 when unknown)."""
+    """A rule's ``priority:``: the job's whole seconds in the reference (``seconds_of``; 0 when
+    unknown)."""
 
     def priority(wildcards: Any) -> int:
-        return int(reference_seconds(reference).get(job_key(rule, dict(wildcards.items())), 0.0))
+        return int(seconds_of(reference_seconds(reference), rule, dict(wildcards.items())))
 
     return priority
