@@ -1,6 +1,6 @@
 """What the 45-minute goal asks of the beyond study: its matrix products against the machine's peak.
 
-Issue 33 asks for the full DAG in 45 minutes on 2 cores, i.e. 5,400 job seconds. Everything but
+The performance goal asks for the full DAG in 45 minutes on 2 cores, i.e. 5,400 job seconds. Everything but
 the study of the families beyond the single head (``minip/beyond/``) already takes a known number
 of job seconds in a run's sidecars; what is left of the 5,400 is the beyond study's allowance.
 This script sets that allowance against a floor no code can go under on this machine:

@@ -6,7 +6,7 @@ run folder (one job per step run: rule and wildcards), adds up each job's ``dura
 study its artifacts belong to (``STUDIES``: the first prefix of the artifact path that matches),
 and reports measured against budget; a study over its budget, or a job no study claims, fails
 (exit 1), so a grid that grows a study is seen when it lands. The sum is also set against the
-performance goal: the whole DAG in 45 minutes on 2 cores, i.e. 5,400 job seconds (issue 33; the
+performance goal: the whole DAG in 45 minutes on 2 cores, i.e. 5,400 job seconds (the
 stretch goal, 20 minutes, allows 2,400).
 
     .venv/bin/python benchmarks/budgets.py                          # results/full, else results/reference
@@ -23,7 +23,7 @@ from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[1]
 SIDECAR = ".prov.json"
-GOAL_WALL_S = 45 * 60  # issue 33: the full DAG in 45 minutes (stretch: 20) ...
+GOAL_WALL_S = 45 * 60  # the full DAG in 45 minutes (stretch: 20) ...
 STRETCH_WALL_S = 20 * 60
 GOAL_CORES = 2  # ... on 2 cores
 

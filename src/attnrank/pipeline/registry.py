@@ -272,7 +272,7 @@ TABLES: dict[str, Table] = _index([
     # the same, for the extra jobs under the other teacher values V* (EB-7, EB-8, EB-9, EB-12)
     Table("entropic_attention_other_values", "table", "A"),
     Table("entropic_predict_other_values", "table", "A"),
-    # the second predictability grid (d = 32, issue 24; EB-13 and EB-13b report it)
+    # the second predictability grid (d = 32; EB-13 and EB-13b report it)
     Table("entropic_predict_d32", "table", "A"),
     # appendix B: one row per corpus (source, sha256, complexity measures, the headline)
     Table("language_corpora", "language_corpora", "A"),
