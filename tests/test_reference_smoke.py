@@ -123,14 +123,19 @@ def _run(root: Path, scale: str) -> Path:
 def test_a_smoke_run_publishes_its_tables_and_claims_and_the_rest_sidecar_only(tmp_path):
     smoke, full = _run(tmp_path / "results" / "smoke", "smoke"), _run(tmp_path / "full", "full")
     assert run_patterns(smoke) == SMOKE_PATTERNS and run_patterns(full) == PATTERNS
-    copied = publish_reference(smoke, tmp_path / "results" / "reference-smoke")
-    manifest = load_manifest(tmp_path / "results" / "reference-smoke")
-    assert sorted(p.name for p in copied) == ["claims.csv", "claims.md", "t.parquet"]
+    from attnrank.cli import main
+
+    dest = tmp_path / "results" / "reference-smoke"  # as make smoke-reference publishes it
+    assert main(["reference", "--run", str(smoke), "--dest", str(dest), "--allow-dirty"]) == 0
+    manifest = load_manifest(dest)
+    assert sorted(manifest["files"]) == ["claims.csv", "claims.md", "tables/t.parquet"]
     assert list(manifest["sidecar_only"]) == ["minip/train/x/metrics.parquet"]
     assert (tmp_path / "results" / "reference-smoke" / "minip/train/x/metrics.parquet.prov.json"
             ).is_file()
-    publish_reference(full, tmp_path / "reference")
-    assert "minip/train/x/metrics.parquet" in load_manifest(tmp_path / "reference")["files"]
+    assert main(["reference", "--run", str(full), "--dest", str(tmp_path / "ref"), "--allow-dirty"]) == 0
+    assert "minip/train/x/metrics.parquet" in load_manifest(tmp_path / "ref")["files"]
+    publish_reference(smoke, tmp_path / "all")  # the library's default: everything a restore needs
+    assert "minip/train/x/metrics.parquet" in load_manifest(tmp_path / "all")["files"]
 
 
 def test_compare_refuses_two_scales_in_one_line(tmp_path):

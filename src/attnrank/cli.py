@@ -111,14 +111,16 @@ def cmd_compare(a: argparse.Namespace) -> int:
 
 def cmd_reference(a: argparse.Namespace) -> None:
     """Publish a finished run as the reference; refuses a dirty tree unless --allow-dirty."""
-    from attnrank.publish.reference import git_is_clean, publish_reference
+    from attnrank.publish.reference import PATTERNS, git_is_clean, publish_reference, run_patterns
 
     if not a.allow_dirty:
         clean, status = git_is_clean(Path.cwd())
         if not clean:
             raise RuntimeError("refusing to publish a reference from a dirty tree (commit first, or "
                                f"--allow-dirty for a trial):\n{status}")
-    copied = publish_reference(a.run, a.dest)
+    run = Path(a.run)  # a smoke run publishes what compare reads (publish.reference.run_patterns)
+    patterns = run_patterns(run) if (run / "claims.md.prov.json").is_file() else PATTERNS
+    copied = publish_reference(run, a.dest, patterns=patterns)
     log.info("published %d files (with sidecars) from %s to %s", len(copied), a.run, a.dest)
 
 

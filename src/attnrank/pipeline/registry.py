@@ -347,7 +347,9 @@ def claim_tables() -> list[str]:
 
 def rule_names() -> list[str]:
     """Every rule of the workflow, as ``snakemake --list-rules`` names them: one per step (one
-    ``figure_<name>`` per figure instead of ``figure``), the audit and ``all``. The Slurm profile
-    reads them here rather than starting a nested Snakemake on every parse."""
+    ``figure_<name>`` per figure instead of ``figure``), the audit, ``all`` and
+    ``unknown_figure`` (which refuses a mistyped figure name while the DAG is built). The Slurm
+    profile reads them here rather than starting a nested Snakemake on every parse."""
     steps = [s for s in STEPS if s != "figure"]
-    return sorted([*steps, *(f"figure_{name}" for name in FIGURES), "audit", "all"])
+    return sorted([*steps, *(f"figure_{name}" for name in FIGURES), "audit", "all",
+                   "unknown_figure"])

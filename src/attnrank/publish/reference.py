@@ -18,10 +18,11 @@ spectra) — each with its sidecar, when at most ``MAX_BYTES``. Anything larger 
 back to its training jobs stays closed in the reference (and ``restore`` leaves that step to be
 rerun). ``restore_reference`` (``make restore``) copies a reference back into a run folder.
 
-A smoke run (the scale its claims sidecar records) is published as the smoke reference that
-``make smoke`` compares itself with: only what ``compare`` reads is copied (``SMOKE_PATTERNS``:
-tables and claims, about a fifth of the run's bytes), every other artifact sidecar-only, so the
-audit still tells when any of its steps is stale.
+``attnrank reference`` copies what ``run_patterns`` gives for the run's scale (the one its claims
+sidecar records): a smoke run is published as the smoke reference that ``make smoke`` compares
+itself with, so only what ``compare`` reads is copied (``SMOKE_PATTERNS``: tables and claims,
+about a sixth of the run's bytes), every other artifact sidecar-only, so the audit still tells
+when any of its steps is stale.
 
 ``MANIFEST.json`` records ``source`` (the run folder, relative), ``files`` (copied artifact ->
 sha256) and ``sidecar_only`` (artifact -> the sha256 its sidecar records); ``MANIFEST.sha256``
@@ -311,18 +312,19 @@ def _swap_in(tmp: Path, dest: Path) -> None:
 
 def publish_reference(run_dir: str | Path, dest: str | Path, *, max_bytes: int = MAX_BYTES,
                       check_inputs: bool = True,
-                      patterns: Iterable[str] | None = None) -> list[Path]:
+                      patterns: Iterable[str] = PATTERNS) -> list[Path]:
     """Publish the finished run in ``run_dir`` as the reference folder ``dest``.
 
     Everything is checked first (see ``check_run``); nothing is written if a check fails. The new
     reference is built beside ``dest`` and swapped in atomically; on failure ``dest`` is untouched.
-    ``patterns``: what is copied (default: ``run_patterns``, by the run's scale). Returns the
-    paths (under ``dest``) of the copied artifacts, sidecars and manifests excluded.
+    ``patterns``: what is copied (default ``PATTERNS``; ``run_patterns`` gives the one for the
+    run's scale). Returns the paths (under ``dest``) of the copied artifacts, sidecars and
+    manifests excluded.
     """
     run_dir, dest = Path(run_dir), Path(dest)
     artifacts = check_run(run_dir, check_inputs=check_inputs)
     _check_dest(run_dir, dest)
-    patterns = tuple(run_patterns(run_dir) if patterns is None else patterns)
+    patterns = tuple(patterns)
     copied, sidecar_only = split_artifacts(artifacts, max_bytes, patterns)
     manifest = build_manifest(_relative_source(run_dir), copied, sidecar_only, max_bytes, patterns)
     dest.parent.mkdir(parents=True, exist_ok=True)
