@@ -7,8 +7,10 @@ CORES ?= all
 SCALE ?= full
 # Rules run `python -m attnrank ...`: make that the venv's python.
 export PATH := $(abspath $(VENV))/bin:$(PATH)
+# A bare `make` lists the targets; it installs nothing.
+.DEFAULT_GOAL := help
 
-.PHONY: help setup reproduce smoke test lint bench reference restore heldout audit report readme clean
+.PHONY: help setup reproduce smoke smoke-reference test lint bench reference restore heldout audit report readme clean
 
 setup: $(STAMP)  ## the virtual environment .venv from requirements.lock (every target does this first)
 
@@ -19,16 +21,37 @@ $(STAMP): pyproject.toml requirements.lock
 	$(PY) -m pip install -q --no-deps --no-build-isolation -e .
 	touch $(STAMP)
 
-# Restored artifacts carry no Snakemake metadata: what the audit calls stale is forced to rerun.
-FORCE_STALE = $$($(PY) -m attnrank stale results/$(1) --prefix | sed '1s/^/--forcerun /')
+# Restored artifacts carry no Snakemake metadata: what the audit calls stale is forced to rerun
+# (nothing when the run folder does not exist yet).
+FORCE_STALE = $$(test ! -d results/$(1) || $(PY) -m attnrank stale results/$(1) --prefix | sed '1s/^/--forcerun /')
 
 reproduce: $(STAMP)  ## full, paper-scale reproduction
 	$(VENV)/bin/snakemake --cores $(CORES) $(call FORCE_STALE,full)
 	@echo "results: results/full/  logs (one per job): logs/full/  claims: results/full/claims.md"
 
-smoke: $(STAMP)  ## the same DAG on the small grids
+# The smoke run ends by comparing itself with the committed smoke reference (compare's tolerances):
+# exit 1 when they differ.
+SMOKE_REF := results/reference-smoke
+smoke: $(STAMP)  ## the same DAG on the small grids, then compared with results/reference-smoke
 	$(VENV)/bin/snakemake --cores $(CORES) --config scale=smoke
 	@echo "results: results/smoke/  logs (one per job): logs/smoke/  claims: results/smoke/claims.md"
+	@rc=0; $(PY) -m attnrank compare results/smoke $(SMOKE_REF) --brief || rc=$$?; \
+	case $$rc in \
+	  0) echo "smoke run matches the committed smoke reference ($(SMOKE_REF))";; \
+	  1) echo "smoke run differs from the committed smoke reference ($(SMOKE_REF)): see above;" \
+	       "after an intended change, commit and run make smoke-reference" >&2; exit 1;; \
+	  *) exit $$rc;; \
+	esac
+
+# From a clean commit only: a fresh smoke run (results/smoke and logs/smoke emptied first), published
+# to results/reference-smoke/ (its tables, claims and every sidecar) and audited.
+smoke-reference: $(STAMP)  ## fresh smoke run from a clean tree -> results/reference-smoke/ (audited)
+	@test -z "$$(git status --porcelain)" || { git status --short; \
+	  echo "make smoke-reference: refusing a dirty tree; commit first" >&2; exit 1; }
+	rm -rf results/smoke logs/smoke
+	$(VENV)/bin/snakemake --cores $(CORES) --config scale=smoke
+	$(PY) -m attnrank reference --run results/smoke --dest $(SMOKE_REF)
+	$(PY) -m attnrank audit $(SMOKE_REF)
 
 test: $(STAMP)  ## lint, then the unit tests with one shared smoke run of the DAG (timed)
 	@t=$$(date +%s); $(MAKE) --no-print-directory lint && echo "ci: lint took $$(($$(date +%s) - t)) s"
@@ -99,7 +122,8 @@ heldout: $(STAMP)  ## full run on held-out seeds (seed_offset=$(HELDOUT_OFFSET))
 
 help:  ## this list
 	@grep -E '^[a-z-]+:.*## ' $(MAKEFILE_LIST) | sed -E 's/^([a-z-]+):.*## /\1\t/' | \
-	  awk -F'\t' '{printf "  make %-10s %s\n", $$1, $$2}'
+	  sed 's/$$(SCALE)/$(SCALE)/g; s/$$(HELDOUT_OFFSET)/$(HELDOUT_OFFSET)/g' | \
+	  awk -F'\t' '{printf "  make %-16s %s\n", $$1, $$2}'
 	@echo "  variables: SCALE=$(SCALE) (full|smoke), CORES=$(CORES), HELDOUT_OFFSET=$(HELDOUT_OFFSET)"
 
 clean:  ## remove results/$(SCALE) and logs/$(SCALE) (never results/reference)

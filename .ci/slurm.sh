@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# CI, after `make test`: the Slurm path (issue 4). Installs the executor plugin into .venv, runs
+# CI, after `make test`: the Slurm path. Installs the executor plugin into .venv, runs
 # the profile's tests (dry-runs included), then the real-Slurm test: a one-node Slurm from Debian's
 # packages on localhost, the small DAG through sbatch (tests/slurm/run.sh), its tables against the
 # local smoke run `make test` made (ATTNRANK_SMOKE_RUN; it must be current). Stops every daemon

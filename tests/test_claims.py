@@ -218,11 +218,11 @@ def test_eb13_reports_the_paper_level_at_d32_beside_its_verdict():
 
 def test_eb14_reports_the_earlier_rule_labelled():
     out = outcome("EB-14")
-    assert "earlier rule (numerical rank, registered before issue 24): pass (" in out.note
+    assert "earlier rule (numerical rank, registered first): pass (" in out.note
     failed = outcome("EB-14", lambda t: where(t, PRE, "numerical_rank_tau0.01", 30.0,
                                               teacher="softmax", estimator="mixer", r_star=6))
     assert failed.passed
-    assert "earlier rule (numerical rank, registered before issue 24): fail (" in failed.note
+    assert "earlier rule (numerical rank, registered first): fail (" in failed.note
     assert "at every τ: τ=0.01 (headline): fail; τ=0.05: pass; τ=0.1: fail)" in failed.note
     assert "growth per unit r* over the top interval (r* 4→6): softmax 1, linear 0.2" in \
         out.measured and "(r* 1→2): 0.8 (top / bottom 0.25 vs 0.5)" in out.measured

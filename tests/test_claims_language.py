@@ -166,6 +166,21 @@ def test_eb15_sweep_shows_a_measure_that_disagrees_with_the_headline():
     assert "realized R̃_eff: fail" in out.sweep and "static R̃_eff (headline): pass" in out.sweep
 
 
+def test_eb15_note_lists_the_realized_medians_in_complexity_order_where_rho_hides_them():
+    """A rise over three corpora and a collapse on the most complex one: ρ of the realized mixer
+    is near 0, and the note shows the rise and the fall."""
+    t = language_ranks()
+    level = t["corpus"].map({"templated": 5.0, "prose": 10.0, "code": 15.0,
+                             "prose_chars_shuffled": 0.0})  # complexities 0.5 < 1 < 2.5 < 4
+    realized = t["matrix"] == "realized"
+    t.loc[realized, "value"] = level[realized]
+    out = outcome("EB-15", language_ranks=t)
+    note = out.note.split("realized R̃_eff (ρ = ")[1]
+    assert abs(float(note.split(",")[0])) < 0.5  # small: it alone would hide the shape
+    assert note.split("order of complexity: ")[1] == (
+        "templated 5 < prose 10 < code 15 > prose_chars_shuffled 0")
+
+
 def test_eb15_is_not_run_below_min_corpora_and_runs_when_it_is_lowered():
     two = language_ranks({c: FINAL_STATIC[c] for c in ("prose", "templated")})
     with pytest.raises(NotRun, match=r"2 corpora \(prose, templated\), fewer than min_corpora = 4; "
@@ -250,9 +265,9 @@ def test_eb16_uses_only_steps_logged_in_both_tables():
     assert outcome("EB-16", language_loss=loss).passed
 
 
-# ---- EB-16 against the validation loss (reported, registered in issue 24) ----------------------
+# ---- EB-16 against the validation loss (reported, registered in docs/methods.md) -------------
 
-VAL_ENTRY = "static R̃_eff against the validation loss (reported, registered in issue 24)"
+VAL_ENTRY = "static R̃_eff against the validation loss (reported, registered in docs/methods.md)"
 
 
 def _val_loss_along(path: tuple[float, ...]) -> pd.DataFrame:
@@ -275,7 +290,7 @@ def test_loss_points_carry_both_losses_at_the_same_steps():
 def test_eb16_reports_the_validation_reading_beside_the_headline():
     out = outcome("EB-16")
     assert out.passed
-    assert ("against the validation loss at the same steps (reported, registered in issue 24): "
+    assert ("against the validation loss at the same steps (reported, registered in docs/methods.md): "
             "median |ρ(static R̃_eff, val loss)| 1 over 12 runs; sign: ρ < 0 (rank rises as loss "
             "falls) on 0/12 runs") in out.note and "that reading: pass" in out.note
     assert out.sweep.startswith(f"static R̃_eff (headline): pass; {VAL_ENTRY}: pass; ")
@@ -302,5 +317,5 @@ def test_eb16_validation_reading_passes_where_the_headline_fails():
 def test_eb16_without_a_validation_loss_says_so_and_judges_the_train_loss():
     out = outcome("EB-16", language_loss=language_loss().drop(columns="val_loss"))
     assert out.passed and VAL_ENTRY not in out.sweep
-    assert ("against the validation loss (reported, registered in issue 24): not run "
+    assert ("against the validation loss (reported, registered in docs/methods.md): not run "
             "(language_loss has no val_loss column)") in out.note

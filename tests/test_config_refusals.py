@@ -1,4 +1,4 @@
-"""Bad configs are refused before any job, one line per problem naming the key (issue 12).
+"""Bad configs are refused before any job, one line per problem naming the key.
 
 Every case is refused by ``attnrank.pipeline.configcheck`` (the functions the Snakefile calls) and by
 ``snakemake -n`` itself for the DRY_RUN_CASES, one per refusal path of the Snakefile

@@ -223,27 +223,31 @@ def predict() -> pd.DataFrame:
     return pd.DataFrame(rows)
 
 
-def test_predictability_panels_are_split_by_measure_with_tau_and_markers_stated():
+def test_predictability_is_one_row_per_teacher_with_both_measures_and_no_capped_e2_rank():
     fig = plot("entropic_predictability", {"entropic_predict": predict()}, PARAMS_A)
-    estimates = [ax for ax in fig.axes if "—" in ax.get_title() and "S-frontier" not in
-                 ax.get_title()]
-    assert len(estimates) == 2 * 2 * 4  # teachers × (R̃_eff, numerical) × estimators
-    for ax in estimates:
-        title = ax.get_title()
-        drawn = [ln for ln in ax.get_lines() if len(ln.get_xdata())]
-        assert len(drawn) <= 2 + 1  # the S values (or the mixer and its entropy rank), identity
-        if "numerical" in title:
-            tau = 0.01 if "mixer" in title else 0.05
-            assert f"τ = {tau:g}" in title
-            assert {ln.get_marker() for ln in drawn} <= {"x", "None"}
-        else:
-            assert "R̃_eff" in title
-    legend = next(ax.get_legend() for ax in fig.axes
-                  if ax.get_legend() and not ax.axison)
+    grid, legend_ax = fig.axes[:-1], fig.axes[-1]
+    assert len(grid) == 2 * 5  # teachers × (E1, E2, E2 debiased, mixer, S-frontier)
+    assert [ax.get_title() for ax in grid[:5]] == ["E1 (V known)", "E2 (V unknown, unfolding)",
+                                                   "E2 debiased", "realized mixer",
+                                                   "S-frontier (R̃_eff)"]
+    assert all(ax.get_title() == "" for ax in grid[5:])  # the estimators head the columns only
+    assert [grid[k * 5].get_ylabel().split("\n")[0] for k in range(2)] == ["linear",
+                                                                          "softmax β=1"]
+    for k in range(2):
+        for col, est in enumerate(("E1", "E2", "E2_debiased", "mixer")):
+            drawn = [ln for ln in grid[k * 5 + col].get_lines() if len(ln.get_xdata())]
+            markers = [ln.get_marker() for ln in drawn]
+            sizes = 1 if est == "mixer" else 2  # lines per measure: the S values (mixer: one)
+            assert markers.count("o") == sizes, (est, markers)  # R̃_eff
+            # the numerical rank, except E2's (at its cap wherever the unfolding is noisy)
+            assert markers.count("x") == (0 if est == "E2" else sizes), (est, markers)
+            assert markers.count("s") == (1 if est == "mixer" else 0)  # the mixer's entropy rank
+    legend = legend_ax.get_legend()
     markers = {h.get_marker() for h in legend.legend_handles}
     assert {"o", "x"} <= markers
     text = " ".join(t.get_text() for t in legend.get_texts())
-    assert "S = 32" in text and "τ = 0.05" in text
+    assert "S = 32" in text and "τ = 0.05" in text and "mixer τ = 0.01" in text
+    assert "not for E2" in text and "S-frontier: E2" in text
 
 
 # ---- shared pieces -----------------------------------------------------------------------------

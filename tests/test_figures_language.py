@@ -52,6 +52,12 @@ def test_rank_vs_complexity_shows_every_seed_and_the_claims_interval():
     assert f"ρ = {float(rho):.2f}" in static.get_title()
     assert "90% interval" in static.get_title() and "realized" in realized.get_title()
     assert len(points(realized)) == 4 * LANGUAGE_SEEDS
+    # the corpus medians joined in order of complexity (a ρ near 0 can hide a rise and a fall)
+    joined = next(ln for ln in static.get_lines() if len(ln.get_xdata()) == 4)
+    medians = (final.groupby(["corpus", "seed"])["value"].mean().groupby("corpus").median()
+               .reindex(TABLES["language_corpora"].sort_values("complexity")["corpus"]))
+    assert list(joined.get_xdata()) == sorted(TABLES["language_corpora"]["complexity"])
+    assert list(joined.get_ydata()) == pytest.approx(medians.to_numpy())
 
 
 def test_rank_vs_loss_draws_every_seed_and_the_direction_of_training():

@@ -240,7 +240,7 @@ def test_the_command_writes_the_tables_and_float64_weights_with_sidecars(tmp_pat
                 + [a for k, p in out.items() for a in (f"--{k}", str(p))]) == 2
 
 
-# ---- the log schedule (issue 24: logged where the static rank collapses) -----------------------
+# ---- the log schedule (logged where the static rank collapses) ---------------------------------
 
 def test_the_log_schedule_is_early_steps_then_every_log_every_then_the_last():
     full = log_steps(1500, 150, 10, 300)

@@ -1,5 +1,5 @@
 """The pairwise reductions of Min-IP attention (minip.pairs), eager and compiled, against direct
-float64 formulas; compiled training against eager training (issue 33, lever 1)."""
+float64 formulas; compiled training against eager training."""
 
 from __future__ import annotations
 

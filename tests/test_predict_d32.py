@@ -1,4 +1,4 @@
-"""The second predictability grid (``predict_d32``, issue 24): its jobs, its own table, its
+"""The second predictability grid (``predict_d32``): its jobs, its own table, its
 teachers (the configured rank and unit signal variance at d = 32) and its cross-key checks."""
 
 from __future__ import annotations

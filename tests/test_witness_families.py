@@ -1,4 +1,4 @@
-"""The witness-families sweep (issue 10 item 3): the family grid from the config and its refusals,
+"""The witness-families sweep: the family grid from the config and its refusals,
 the jobs and the table step in the plan, the transition and r_lb on synthetic tables, the failure
 diagnostic on a trained job, TT-4's per-family sweep both ways, and the figure."""
 

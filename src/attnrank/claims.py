@@ -40,7 +40,8 @@ __all__ = ["CHECKS", "FAIL", "MEASURED", "NOT_RUN", "PASS", "ClaimTables", "NotR
 def step(inputs: list[str], params: dict[str, Any], md: str | Path, csv: str | Path,
          html: str | Path | None) -> list[Path]:
     """The claims step: every registered check on the tables ``inputs``, written as Markdown, CSV
-    and (when given) HTML; returns the paths written."""
+    and (when given) HTML (a smoke page says what its verdicts are for,
+    ``core.claims.SMOKE_NOTE``); returns the paths written."""
     table = evaluate_claims(inputs, params)
     return write_claims(table, md, csv, params.get("scale", "?"), html,
                         level=float(params["claims"]["quorum_interval_level"]))

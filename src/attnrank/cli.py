@@ -101,7 +101,7 @@ def cmd_compare(a: argparse.Namespace) -> int:
 
     report = compare_runs(Path(a.run), Path(a.ref), abs_tol=a.abs_tol, rtol=a.rtol, k=a.k,
                           allow_missing=a.allow_missing)
-    print(report.summary())
+    print(report.summary(brief=a.brief))
     if a.json:
         from attnrank.core.io import write_text
 
@@ -111,14 +111,16 @@ def cmd_compare(a: argparse.Namespace) -> int:
 
 def cmd_reference(a: argparse.Namespace) -> None:
     """Publish a finished run as the reference; refuses a dirty tree unless --allow-dirty."""
-    from attnrank.publish.reference import git_is_clean, publish_reference
+    from attnrank.publish.reference import PATTERNS, git_is_clean, publish_reference, run_patterns
 
     if not a.allow_dirty:
         clean, status = git_is_clean(Path.cwd())
         if not clean:
             raise RuntimeError("refusing to publish a reference from a dirty tree (commit first, or "
                                f"--allow-dirty for a trial):\n{status}")
-    copied = publish_reference(a.run, a.dest)
+    run = Path(a.run)  # a smoke run publishes what compare reads (publish.reference.run_patterns)
+    patterns = run_patterns(run) if (run / "claims.md.prov.json").is_file() else PATTERNS
+    copied = publish_reference(run, a.dest, patterns=patterns)
     log.info("published %d files (with sidecars) from %s to %s", len(copied), a.run, a.dest)
 
 
@@ -143,6 +145,8 @@ def cmd_stale(a: argparse.Namespace) -> int:
     from attnrank.publish.audit import load_config
     from attnrank.publish.restore import stale_artifacts
 
+    if not Path(a.run).is_dir():
+        raise FileNotFoundError(f"run folder not found: {a.run}")
     for rel in stale_artifacts(Path(a.run), load_config(a.config)):
         print(f"{a.run.rstrip('/')}/{rel}" if a.prefix else rel)
     return 0
@@ -286,12 +290,15 @@ def build_parser() -> argparse.ArgumentParser:
                        "spread, and which claim verdicts differ")
     p.add_argument("run", help="the run folder to check (results/<scale>)")
     p.add_argument("ref", nargs="?", default="results/reference", help="the reference folder")
-    p.add_argument("--k", type=float, default=3.0,
-                   help="tolerance in seed-to-seed standard deviations of the reference (default 3)")
+    p.add_argument("--k", type=float, default=3.0, help="tolerance in seed-to-seed standard "
+                   "deviations, the larger of the two runs' (default 3)")
     p.add_argument("--abs-tol", type=float, default=1e-9, help="absolute tolerance floor")
-    p.add_argument("--rtol", type=float, default=1e-6, help="relative tolerance floor")
+    p.add_argument("--rtol", type=float, default=1e-3, help="relative tolerance floor (default "
+                   "1e-3: above a platform's float rounding)")
     p.add_argument("--allow-missing", action="store_true",
                    help="tables, groups or claims on one side only are not a difference")
+    p.add_argument("--brief", action="store_true",
+                   help="name only what differs (the verdict and tolerance lines always)")
     p.add_argument("--json", default=None, help="also write the report as JSON here")
     p.set_defaults(func=cmd_compare)
 

@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# The real-Slurm test (issue 4): a one-node Slurm on localhost (tests/slurm/cluster.sh), the
+# The real-Slurm test: a one-node Slurm on localhost (tests/slurm/cluster.sh), the
 # project's profile workflow/profiles/slurm plus the CI overlay tests/slurm/ci-profile, and
 #   1. a training job killed by SIGKILL and one cancelled with scancel are reported as failed
 #      within a minute (never a hang), and each retry asks for more memory and time;

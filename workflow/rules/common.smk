@@ -103,3 +103,11 @@ def wildcards_json(w):
 def all_targets():
     scale = config["scale"]
     return [f"results/{scale}/{t}" for t in PLANS[scale].targets] + [f"results/{scale}/audit.json"]
+
+
+def unknown_figure(w):
+    """input of unknown_figure: a one-line refusal naming the figures (before any job runs)."""
+    raise WorkflowError(
+        f"no figure named {w.name!r}: results/<scale>/figures/<name>.pdf or .png, where <name> "
+        f"is one of: {', '.join(FIGURES)}"
+    )

@@ -56,6 +56,18 @@ for _fig, _spec in FIGURES.items():
             " --params {params.job:q} --inputs {input} --out {output.pdf} > {log} 2>&1"
 
 
+# A mistyped figure name: refused while the DAG is built, with the names (instead of Snakemake's
+# bare "No rule to produce").
+rule unknown_figure:
+    input:
+        unknown_figure,
+    output:
+        f"{RESULTS}/figures/{{name}}.{{ext}}",
+    wildcard_constraints:
+        name=f"(?!(?:{'|'.join(FIGURES)})$)[^/]+",
+        ext="pdf|png",
+
+
 rule claims:
     """Evaluate every paper claim (TT-n, EB-n) on the tables: pass, fail or not run."""
     input:

@@ -158,7 +158,7 @@ def eb4(tables: Tables, p: dict[str, Any], v: Values) -> Outcome:
                 + "; ".join(parts))
     note = ("recovers r* at every r*: " + ", ".join(f"{o}: {verdicts[o]}" for o in OPTIMIZERS)
             + ". GD = plain gradient descent from small init, early-stopped on validation MSE "
-            "(in the verdict since issue 24). " + "; ".join(notes))
+            "(in the verdict). " + "; ".join(notes))
     return ok, measured, f"abs(median R̃_eff − r*) ≤ {tol:g}, Adam and GD each", note
 
 
@@ -602,7 +602,7 @@ def _mixer_level(soft: pd.DataFrame, tau: float, div: float,
 
 
 def _eb14_earlier(soft: pd.DataFrame, lin: pd.DataFrame, p: dict[str, Any], v: Values) -> str:
-    """The rule EB-14 was registered with before issue 24 (numerical and entropy ranks of the
+    """The rule EB-14 was registered with first (numerical and entropy ranks of the
     mixer; the band from the paper's data-only statement), reported only."""
     tau, div = float(v["saturation_tau"]), float(v["growth_divisor"])
     band = tuple(float(b) for b in v["level_band"])
@@ -613,7 +613,7 @@ def _eb14_earlier(soft: pd.DataFrame, lin: pd.DataFrame, p: dict[str, Any], v: V
     cond, num = _mixer_level(soft, tau, div, band)
     at = {t: all(_mixer_level(soft, t, div, band)[0].values()) and over and lin_below
           for t in _taus(p, tau)}
-    return (f"earlier rule (numerical rank, registered before issue 24): "
+    return (f"earlier rule (numerical rank, registered first): "
             f"{PASS if at[tau] else FAIL} (softmax numerical rank (τ={tau:g}) by r*: "
             + ", ".join(f"{int(a)}:{fmt(float(b))}" for a, b in num.items())
             + f"; rises: {cond['rises']}; levels off (last growth < Δr*/{div:g}): "

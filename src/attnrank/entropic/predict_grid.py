@@ -1,4 +1,4 @@
-"""The second predictability grid (``entropic.scales.<scale>.predict_d32``, issue 24).
+"""The second predictability grid (``entropic.scales.<scale>.predict_d32``).
 
 Predict jobs at their own N, d, e (d = 32 at full scale) named ``<teacher>_d32``, and the
 headline-β softmax teacher under each variant spectrum, ``<teacher>_d32_<spectrum>`` (reported);

@@ -20,6 +20,8 @@ from attnrank.core.claims import NotRun, Outcome, Values, claim, claim_values, f
 from attnrank.language.correlation import Correlation, correlation, spearman
 from attnrank.language.points import (
     HEADLINE,
+    R_EFF,
+    REALIZED,
     RESIDUAL_FIELD,
     TRAIN_LOSS,
     VAL_LOSS,
@@ -86,6 +88,18 @@ def first_seeds(tables: Tables, n: int, names: tuple[str, ...]) -> dict[str, pd.
 
 def _earlier(n: int) -> str:
     return f"; first {n} seeds a corpus (the earlier design; reported, not judged): "
+def _in_complexity_order(pts: pd.DataFrame) -> str:
+    """The corpus medians of ``pts`` in order of complexity, each step marked < (rise), > (fall)
+    or = : a rank correlation near 0 can hide a rise over most corpora and a fall on one."""
+    per = pts.groupby("corpus").agg(complexity=("complexity", "first"), final=("value", "median"))
+    per = per.sort_values("complexity")
+    text, last = "", None
+    for corpus, value in per["final"].items():
+        if last is not None:
+            text += " < " if value > last else " > " if value < last else " = "
+        text += f"{corpus} {fmt(float(value))}"
+        last = value
+    return text
 
 
 def _eb15_statement(v: Values) -> str:
@@ -128,12 +142,17 @@ def eb15(tables: Tables, p: dict[str, Any], v: Values) -> Outcome:
     note = ("pass = no evidence of a positive correlation (the interval may still include 0 or "
             f"positive values above its low end); resamples: {head.samples}, seeds within each "
             "corpus, corpora kept")
+    realized = Measure(REALIZED, R_EFF)
+    if (need(tables, "language_ranks")["matrix"] == REALIZED).any():
+        c, rpts = _complexity_rho(tables, realized, v)
+        note += (f"; {realized.label} ({_interval(c)}), corpus medians in order of complexity: "
+                 + _in_complexity_order(rpts))
     return (head.lo <= 0, measured, f"≥ {least} corpora and the interval's lower end ≤ 0", note,
             sweep_text(verdicts, HEADLINE.label))
 
 
 LOSS_NAMES = {TRAIN_LOSS: "train loss", VAL_LOSS: "val loss"}
-VAL_READING = "reported, registered in issue 24"  # EB-16 against the validation loss
+VAL_READING = "reported, registered in docs/methods.md"  # EB-16 against the validation loss
 VAL_LABEL = f"{HEADLINE.label} against the validation loss ({VAL_READING})"  # its sweep entry
 
 

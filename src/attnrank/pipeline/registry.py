@@ -306,7 +306,7 @@ TABLES: dict[str, Table] = _index([
     # the same, for the extra jobs under the other teacher values V* (EB-7, EB-8, EB-9, EB-12)
     Table("entropic_attention_other_values", "table", "A"),
     Table("entropic_predict_other_values", "table", "A"),
-    # the second predictability grid (d = 32, issue 24; EB-13 and EB-13b report it)
+    # the second predictability grid (d = 32; EB-13 and EB-13b report it)
     Table("entropic_predict_d32", "table", "A"),
     # OPEN-3 (docs/methods.md §2.9): the student sweeps and predict jobs under the other spectra,
     # the candidate on every judged predict job, S_min, the errors per (cell, S) and r_attn
@@ -398,8 +398,9 @@ MORE_RULES = {"language_rung_train": "language_train"}
 
 def rule_names() -> list[str]:
     """Every rule of the workflow, as ``snakemake --list-rules`` names them: one per step (one
-    ``figure_<name>`` per figure instead of ``figure``), those of ``MORE_RULES``, the audit and
-    ``all``. The Slurm profile reads them here rather than starting a nested Snakemake on every
-    parse."""
+    ``figure_<name>`` per figure instead of ``figure``), those of ``MORE_RULES``, the audit,
+    ``all`` and ``unknown_figure`` (which refuses a mistyped figure name while the DAG is built).
+    The Slurm profile reads them here rather than starting a nested Snakemake on every parse."""
     steps = [s for s in STEPS if s != "figure"]
-    return sorted([*steps, *MORE_RULES, *(f"figure_{name}" for name in FIGURES), "audit", "all"])
+    return sorted([*steps, *MORE_RULES, *(f"figure_{name}" for name in FIGURES), "audit", "all",
+                   "unknown_figure"])

@@ -18,6 +18,12 @@ spectra) — each with its sidecar, when at most ``MAX_BYTES``. Anything larger 
 back to its training jobs stays closed in the reference (and ``restore`` leaves that step to be
 rerun). ``restore_reference`` (``make restore``) copies a reference back into a run folder.
 
+``attnrank reference`` copies what ``run_patterns`` gives for the run's scale (the one its claims
+sidecar records): a smoke run is published as the smoke reference that ``make smoke`` compares
+itself with, so only what ``compare`` reads is copied (``SMOKE_PATTERNS``: tables and claims,
+about a sixth of the run's bytes), every other artifact sidecar-only, so the audit still tells
+when any of its steps is stale.
+
 ``MANIFEST.json`` records ``source`` (the run folder, relative), ``files`` (copied artifact ->
 sha256) and ``sidecar_only`` (artifact -> the sha256 its sidecar records); ``MANIFEST.sha256``
 lists every copied file, artifacts and sidecars (``sha256sum -c MANIFEST.sha256`` in ``dest``).
@@ -46,6 +52,8 @@ from attnrank.pipeline.provenance import SIDECAR_SUFFIX, read_json_object, sha25
 
 PATTERNS = ("tables/*.parquet", "tables/*.csv", "figures/*.png", "figures/*.pdf", "claims.md",
             "claims.csv", "claims.html", "minip/**", "entropic/**", "language/**")
+SMOKE_PATTERNS = ("tables/*.parquet", "tables/*.csv", "claims.md", "claims.csv", "claims.html")
+PATTERNS_BY_SCALE = {"smoke": SMOKE_PATTERNS}  # any other scale: PATTERNS
 MAX_BYTES = 8_000_000  # a matching artifact larger than this is published sidecar-only
 MANIFEST_JSON = "MANIFEST.json"
 MANIFEST_SHA256 = "MANIFEST.sha256"
@@ -204,6 +212,14 @@ def split_artifacts(artifacts: Mapping[str, Artifact], max_bytes: int = MAX_BYTE
     return copied, sidecar_only
 
 
+def run_patterns(run_dir: Path) -> tuple[str, ...]:
+    """What is copied from a checked run: ``PATTERNS_BY_SCALE`` of the scale its claims sidecar
+    records, else ``PATTERNS``."""
+    params = read_json_object(run_dir / ("claims.md" + SIDECAR_SUFFIX)).get("params")
+    scale = params.get("scale") if isinstance(params, dict) else None
+    return PATTERNS_BY_SCALE.get(scale, PATTERNS) if isinstance(scale, str) else PATTERNS
+
+
 def _relative_source(run_dir: Path) -> str:
     """``run_dir`` as a relative POSIX path (relative to the working directory when given absolute)."""
     if run_dir.is_absolute():
@@ -295,18 +311,22 @@ def _swap_in(tmp: Path, dest: Path) -> None:
 
 
 def publish_reference(run_dir: str | Path, dest: str | Path, *, max_bytes: int = MAX_BYTES,
-                      check_inputs: bool = True) -> list[Path]:
+                      check_inputs: bool = True,
+                      patterns: Iterable[str] = PATTERNS) -> list[Path]:
     """Publish the finished run in ``run_dir`` as the reference folder ``dest``.
 
     Everything is checked first (see ``check_run``); nothing is written if a check fails. The new
     reference is built beside ``dest`` and swapped in atomically; on failure ``dest`` is untouched.
-    Returns the paths (under ``dest``) of the copied artifacts, sidecars and manifests excluded.
+    ``patterns``: what is copied (default ``PATTERNS``; ``run_patterns`` gives the one for the
+    run's scale). Returns the paths (under ``dest``) of the copied artifacts, sidecars and
+    manifests excluded.
     """
     run_dir, dest = Path(run_dir), Path(dest)
     artifacts = check_run(run_dir, check_inputs=check_inputs)
     _check_dest(run_dir, dest)
-    copied, sidecar_only = split_artifacts(artifacts, max_bytes)
-    manifest = build_manifest(_relative_source(run_dir), copied, sidecar_only, max_bytes)
+    patterns = tuple(patterns)
+    copied, sidecar_only = split_artifacts(artifacts, max_bytes, patterns)
+    manifest = build_manifest(_relative_source(run_dir), copied, sidecar_only, max_bytes, patterns)
     dest.parent.mkdir(parents=True, exist_ok=True)
     tmp = _sibling(dest, "tmp")
     tmp.mkdir()  # plain mkdir: the umask sets the mode (tempfile.mkdtemp would make it 0700)

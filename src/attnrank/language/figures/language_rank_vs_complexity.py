@@ -1,8 +1,8 @@
 """Appendix B (EB-15): final-step rank of each (corpus, seed) against the corpus's headline
 complexity. Left: the static kernel W_Q W_Kᵀ (the claim's measure), right: the realized mixer; both
 R̃_eff averaged over layers and heads. Seeds as points (side by side within a corpus), the median
-per corpus as a bar, Spearman ρ and its seed-bootstrap interval (the claim's, same resamples) in
-each title."""
+per corpus as a bar (the bars joined in order of complexity), Spearman ρ and its seed-bootstrap
+interval (the claim's, same resamples) in each title."""
 
 from __future__ import annotations
 
@@ -33,8 +33,12 @@ def corpus_colors(corpora: list[str]) -> dict[str, Any]:
 def _panel(ax: plt.Axes, pts: pd.DataFrame, color: dict[str, Any], width: float,
            params: dict[str, Any], measure: Measure) -> None:
     """The points of one measure: seeds side by side around their corpus's complexity, the
-    corpus median as a short black-edged bar under them (wider than their strip), ρ and its
-    interval in the title."""
+    corpus median as a short black-edged bar under them (wider than their strip), the medians
+    joined by a thin line in order of complexity (a rank correlation near 0 can hide a rise and
+    a fall), ρ and its interval in the title."""
+    medians = pts.groupby("corpus").agg(x=("complexity", "first"), y=("value", "median"))
+    medians = medians.sort_values("x")
+    ax.plot(medians["x"], medians["y"], color="gray", lw=0.9, zorder=2)
     for corpus, g in sorted(pts.groupby("corpus")):
         g = g.sort_values("seed")
         k = len(g)

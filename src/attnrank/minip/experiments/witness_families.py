@@ -1,4 +1,4 @@
-"""The witness-families table (issue 10 item 3): every family's trained table-feature heads, their
+"""The witness-families table: every family's trained table-feature heads, their
 final held-out metrics, and which witness inputs they fail.
 
 The step's inputs are, per family of ``WitnessFamiliesTableJob.families`` and in that order, the
