@@ -72,7 +72,7 @@ def test_the_smoke_reference_is_committed_without_a_machine_path():
 @committed
 def test_the_smoke_claims_page_says_what_its_verdicts_are_for():
     md = (SMOKE_REFERENCE / "claims.md").read_text()
-    assert "only show that every path of the pipeline runs" in md.split("\n| ")[0]
+    assert "shows that every path of the pipeline runs" in md.split("\n| ")[0]
     assert "[`results/reference/claims.md`](../reference/claims.md)" in md
     assert (SMOKE_REFERENCE / ".." / "reference" / "claims.md").is_file()  # the link resolves
     assert "results/reference/claims.md" in (SMOKE_REFERENCE / "claims.html").read_text()
@@ -171,9 +171,10 @@ def test_the_smoke_claims_page_and_only_it_says_what_its_verdicts_are_for(tmp_pa
     md, html = pages["smoke"]
     title, blank, note = md.splitlines()[:3]
     assert title == "# Claims — scale `smoke`" and blank == ""
-    assert note.startswith("Smoke scale: these verdicts only show that every path")
+    assert note.startswith("**Smoke scale: these grids") and "too small to judge the papers" in note
+    assert "every path of the pipeline runs" in note
     assert "[`results/reference/claims.md`](../reference/claims.md)" in note
-    assert "</h2><p>Smoke scale: these verdicts" in html
+    assert "<h2>Claims — scale smoke</h2><p><b>Smoke scale: these grids" in html
     assert "Smoke scale" not in pages["full"][0] and "Smoke scale" not in pages["full"][1]
     assert md.splitlines()[3] == ""  # then the page as at any scale
-    assert md.splitlines()[4].startswith("Each paper claim checked on this run's tables.")
+    assert md.splitlines()[4].startswith("Each claim checked on this run's tables:")
