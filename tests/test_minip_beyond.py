@@ -586,3 +586,28 @@ def test_multihead_parts_train_as_the_whole_job_bit_for_bit(instance):
     assert set(kept) == set(weights)
     for key, value in weights.items():
         assert np.array_equal(kept[key], value), key
+
+
+def test_a_multihead_job_cut_at_a_budget_trains_as_the_whole_bit_for_bit(monkeypatch):
+    """``BEYOND_CUTS``: one H of an instance cut once more at a budget F runs as two jobs named by
+    their budgets, in table order, with the whole job's rows and weights to the bit."""
+    from attnrank.pipeline import plan as plan_module
+
+    monkeypatch.setitem(plan_module.BEYOND_CUTS, ("m6", 2), 4)
+    whole = family_parts(beyond_jobs(two_head_config(), "smoke")["m6"])["multihead"]
+    whole = replace(whole, train=replace(whole.train, steps=6, log_every=3, eval_sequences=256))
+    parts = beyond_parts(whole)
+    assert list(parts) == ["multihead-H2-F2_2", "multihead-H2-F4_16", "multihead-H4"]
+    assert [g for p in parts.values() for g in p.groups()] == whole.groups()  # table order
+    metrics, weights = run_job(whole, torch.device("cpu"))
+    rows, kept = [], {}
+    for part in parts.values():
+        m, w = run_job(part, torch.device("cpu"))
+        rows.append(m)
+        kept |= w
+    pd.testing.assert_frame_equal(pd.concat(rows, ignore_index=True), metrics, check_exact=True)
+    assert set(kept) == set(weights)
+    for key, value in weights.items():
+        assert np.array_equal(kept[key], value), key
+    monkeypatch.setitem(plan_module.BEYOND_CUTS, ("m6", 2), 64)  # nothing on one side: no cut
+    assert "multihead-H2" in beyond_parts(whole)
