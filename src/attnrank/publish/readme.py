@@ -630,7 +630,7 @@ def runtimes_section(summary: dict) -> str:
     if wo:
         lines.append(f"`snakemake --cores all --omit-from {wo.get('omit_from')}` builds every "
                      f"table and figure but the beyond-the-single-head study's (OPEN-1, OPEN-2, "
-                     f"TT-7), without the claims file and the audit, which need every study: "
+                     f"TT-7, TT-7b), without the claims file and the audit, which need every study: "
                      f"{wo['wall_s'] / 60:.0f} minutes on {wo.get('cores', '?')} cores.")
     lines.append("Measured figures, the table by cores and where the time goes: "
                  "[`docs/performance.md`](docs/performance.md).")
