@@ -24,9 +24,11 @@ Snakemake runs it:
 The check: the recorded run replayed as it ran (the jobs it did not rerun done at the start, on
 the record's cores) against its recorded wall. The rows: every job of the folder (a fresh run) on
 P = 1, 2, 4, 8, 16, 32, 64 cores and unlimited, whose wall is the critical path (the longest chain
-of jobs, each after what it reads, listed). A host's speed scales every row (hosts differ by up to
-3× in how fast the same job runs); with more cores than two, jobs side by side also share memory
-bandwidth, which the replay does not model.
+of jobs, each after what it reads, listed); and the same replay on 2 cores and unlimited without
+the jobs of ``--omit-from`` rules and what needs them (Snakemake's ``--omit-from``: the run a
+user makes when the beyond study goes to a GPU partition). A host's speed scales every row
+(hosts differ by up to 3× in how fast the same job runs); with more cores than two, jobs side by
+side also share memory bandwidth, which the replay does not model.
 
     .venv/bin/python benchmarks/cores.py                    # results/reference → results/cores.json
     .venv/bin/python benchmarks/cores.py --run results/full --out /tmp/cores.json
@@ -205,7 +207,21 @@ def critical_path(jobs: list[Job]) -> list[int]:
     return chain[::-1]
 
 
-def cores_report(run: Path, record: dict[str, Any], priorities: Path) -> dict[str, Any]:
+def without(jobs: list[Job], rule: str) -> list[Job]:
+    """The jobs left when every job of ``rule`` and every job downstream of one is taken out
+    (Snakemake's ``--omit-from``), their dependencies renumbered."""
+    out: set[int] = {i for i, j in enumerate(jobs) if j.rule == rule}
+    grew = True
+    while grew:
+        more = {i for i, j in enumerate(jobs) if i not in out and j.after & out}
+        grew, out = bool(more), out | more
+    keep = [i for i in range(len(jobs)) if i not in out]
+    index = {old: new for new, old in enumerate(keep)}
+    return [Job(**{**jobs[i].__dict__, "after": {index[d] for d in jobs[i].after}}) for i in keep]
+
+
+def cores_report(run: Path, record: dict[str, Any], priorities: Path,
+                 omit_from: tuple[str, ...] = ()) -> dict[str, Any]:
     """The check against the recorded run and the P-core rows (module docstring)."""
     jobs = read_jobs(run)
     set_priorities(jobs, priorities)
@@ -226,6 +242,13 @@ def cores_report(run: Path, record: dict[str, Any], priorities: Path) -> dict[st
         rows.append({"cores": p, "wall_s": round(wall, 1), "wall_min": round(wall / 60, 1)})
     chain = critical_path(jobs)
     total = sum(j.duration for j in jobs)
+    omitted = {}
+    for rule in omit_from:
+        rest = without(jobs, rule)
+        omitted[rule] = {"jobs": len(rest), "job_s": round(sum(j.duration for j in rest), 1),
+                         "rows": [{"cores": p, "wall_s": round(replay(rest, p)["makespan_s"]
+                                                               + outside, 1)}
+                                  for p in (2, None)]}
     return {
         "run": str(run.relative_to(ROOT)) if run.is_relative_to(ROOT) else run.name,
         "priorities_from": (str(priorities.relative_to(ROOT)) if priorities.is_relative_to(ROOT)
@@ -247,6 +270,7 @@ def cores_report(run: Path, record: dict[str, Any], priorities: Path) -> dict[st
                                           + outside, 1),
                           "jobs": [{"name": jobs[i].name, "duration_s": round(jobs[i].duration, 1),
                                     "startup_s": round(jobs[i].startup, 2)} for i in chain]},
+        "without": omitted,
     }
 
 
@@ -257,14 +281,21 @@ def main(argv: list[str] | None = None) -> int:
                     help="the run's wall-time record (benchmarks/pipeline_wall.py)")
     ap.add_argument("--priorities-from", type=Path, default=None, metavar="DIR",
                     help="the reference whose seconds ordered the run (default: --run)")
+    ap.add_argument("--omit-from", nargs="*", default=["minip_beyond_train"], metavar="RULE",
+                    help="also replay the DAG without RULE's jobs and what needs them "
+                         "(default: the beyond study, which a Slurm user sends to GPUs)")
     ap.add_argument("--out", type=Path, default=OUT)
     a = ap.parse_args(argv)
+    unknown = [r for r in a.omit_from if r not in STEPS and r not in priority_rules()]
+    if unknown:
+        print(f"cores: --omit-from {' '.join(unknown)}: not a rule of the workflow", file=sys.stderr)
+        return 2
     for path in (a.run, a.record):
         if not path.exists():
             print(f"cores: {path} not found", file=sys.stderr)
             return 2
     report = cores_report(a.run.resolve(), json.loads(a.record.read_text()),
-                          (a.priorities_from or a.run).resolve())
+                          (a.priorities_from or a.run).resolve(), tuple(a.omit_from))
     a.out.parent.mkdir(parents=True, exist_ok=True)
     a.out.write_text(json.dumps(report, indent=1) + "\n")
     c = report["check"]
@@ -274,6 +305,10 @@ def main(argv: list[str] | None = None) -> int:
         print(f"{r['cores'] or 'unlimited':>9} cores: {r['wall_s']:8.0f} s ({r['wall_min']} min)")
     cp = report["critical_path"]
     print(f"critical path {cp['wall_s']:.0f} s: " + " → ".join(j["name"] for j in cp["jobs"]))
+    for rule, w in report["without"].items():
+        print(f"without {rule} and what needs it: {w['jobs']} jobs, {w['job_s']:.0f} job s, "
+              + ", ".join(f"{r['wall_s']:.0f} s on {r['cores'] or 'unlimited'} cores"
+                          for r in w["rows"]))
     print(f"wrote {a.out}")
     return 0
 

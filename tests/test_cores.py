@@ -95,3 +95,16 @@ def test_the_rules_ordered_by_the_reference_are_those_of_the_workflow():
     assert {"minip_train", "minip_beyond_train", "entropic_predict", "entropic_ladder_train",
             "language_train"} <= rules
     assert not rules & {"table", "claims", "figure", "minip_beyond_growth"}
+
+
+def test_the_dag_without_a_rule_drops_its_jobs_and_everything_downstream(run):
+    """--omit-from table: the table, the figure and the claims go (they need the table); the
+    training jobs and the restored corpus stay, replayed on 2 cores and unlimited."""
+    folder, record = run
+    report = cores.cores_report(folder, record, folder, ("table",))
+    rest = report["without"]["table"]
+    assert rest["jobs"] == 4 and rest["job_s"] == 100 + 60 + 50 + 5
+    walls = {r["cores"]: r["wall_s"] for r in rest["rows"]}
+    # 2 cores: A 0..102 and B 0..62, then C 62..114 and R 102..109; + 1 s outside the jobs
+    assert walls == {2: 115.0, None: 103.0}
+    assert cores.main(["--run", str(folder), "--record", str(folder / "nope.json")]) == 2

@@ -253,6 +253,13 @@ def test_cores_and_readme_sections_come_from_the_replay():
     assert "The smoke run takes 4.1 minutes on 2 cores." in front
     assert "--omit-from minip_beyond_train" in front and "38 minutes on 2 cores" in front
     assert "not recorded" in cores_section(_summary())
+    # with the replay of the same run without the beyond study, that replay is shown instead of
+    # a measurement of another run
+    s["cores"]["without"] = {"minip_beyond_train": {"jobs": 110, "job_s": 4400.0, "rows": [
+        {"cores": 2, "wall_s": 2460.0}, {"cores": None, "wall_s": 400.0}]}}
+    front = runtimes_section(s)
+    assert "about 41 minutes on 2 cores (the reference's run replayed without it)" in front
+    assert "38 minutes" not in front and "TT-7, TT-7b" in front
 
 
 def test_time_table_goes_between_its_markers_only():

@@ -307,7 +307,7 @@ def _wall(record: dict | None) -> float | None:
 def _cores_record(cores: dict) -> dict:
     """What the tables use of benchmarks/results/cores.json."""
     return {k: cores[k] for k in ("run", "date", "jobs", "job_s", "longest_job", "check", "rows",
-                                  "startup_median_s") if k in cores} | {
+                                  "startup_median_s", "without") if k in cores} | {
         "critical_path": {"wall_s": cores["critical_path"]["wall_s"],
                           "jobs": [{"name": j["name"], "duration_s": j["duration_s"]}
                                    for j in cores["critical_path"]["jobs"]]}}
@@ -627,11 +627,16 @@ def runtimes_section(summary: dict) -> str:
         lines.append(f"The smoke run takes {smoke / 60:.1f} minutes on {run.get('cores', '?')} "
                      "cores.")
     wo = runs.get("full_without_beyond")
-    if wo:
-        lines.append(f"`snakemake --cores all --omit-from {wo.get('omit_from')}` builds every "
-                     f"table and figure but the beyond-the-single-head study's (OPEN-1, OPEN-2, "
-                     f"TT-7), without the claims file and the audit, which need every study: "
-                     f"{wo['wall_s'] / 60:.0f} minutes on {wo.get('cores', '?')} cores.")
+    replayed = ((cores or {}).get("without") or {}).get("minip_beyond_train")
+    what = ("`snakemake --cores all --omit-from minip_beyond_train` builds every table and figure "
+            "but the beyond-the-single-head study's (OPEN-1, OPEN-2, TT-7, TT-7b), without the "
+            "claims file and the audit, which need every study: ")
+    if replayed:  # the same run as the rows above, replayed without the study
+        two = next(r["wall_s"] for r in replayed["rows"] if r["cores"] == 2)
+        lines.append(what + f"about {two / 60:.0f} minutes on 2 cores (the reference's run "
+                            "replayed without it).")
+    elif wo:
+        lines.append(what + f"{wo['wall_s'] / 60:.0f} minutes on {wo.get('cores', '?')} cores.")
     lines.append("Measured figures, the table by cores and where the time goes: "
                  "[`docs/performance.md`](docs/performance.md).")
     return " ".join(lines)
