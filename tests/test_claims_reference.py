@@ -11,7 +11,8 @@ from attnrank.pipeline.plan import claims_params
 
 ROOT = Path(__file__).resolve().parents[1]
 REFERENCE = ROOT / "results" / "reference"
-COLUMNS = ["id", "paper", "statement", "measured", "threshold", "verdict", "note", "sweep"]
+COLUMNS = ["id", "paper", "statement", "measured", "threshold", "verdict", "note", "sweep",
+           "quorum"]
 
 
 def reference_params() -> dict:

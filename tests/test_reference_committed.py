@@ -41,8 +41,13 @@ def test_the_reference_is_restorable_and_small():
     assert any(p.startswith("minip/train/") and p.endswith("weights.npz")
                for p in manifest["files"]), "training weights are published"
     assert "figures/minip_witness.pdf" in manifest["files"]
-    size = sum(p.stat().st_size for p in REFERENCE.rglob("*") if p.is_file())
-    assert size < 60_000_000, f"results/reference is {size / 1e6:.1f} MB"
+    files = [p for p in REFERENCE.rglob("*") if p.is_file()]
+    # The largest files are the language models' weights (appendix B: 10 seeds a corpus, about
+    # 5.7 MB a corpus); no single file comes near a Git host's per-file warning (50 MB).
+    largest = max(files, key=lambda p: p.stat().st_size)
+    assert largest.stat().st_size < 10_000_000, f"{largest} is {largest.stat().st_size / 1e6:.1f} MB"
+    size = sum(p.stat().st_size for p in files)
+    assert size < 100_000_000, f"results/reference is {size / 1e6:.1f} MB"
 
 
 def test_a_restored_reference_plans_nothing(tmp_path):
