@@ -260,6 +260,14 @@ def test_cores_and_readme_sections_come_from_the_replay():
     front = runtimes_section(s)
     assert "about 41 minutes on 2 cores (the reference's run replayed without it)" in front
     assert "38 minutes" not in front and "TT-7, TT-7b" in front
+    # a record of a partial run (restored, then the stale jobs rerun) is not the full run's time:
+    # the headline is the replay of every job on the record's cores, the record said beside it
+    partial = _summary(full=3356.6, extras=True)
+    partial["cores"]["check"]["jobs_rerun"] = 66
+    front = runtimes_section(partial)
+    assert "**about 91 minutes on 2 cores** (every job of the reference replayed" in front
+    assert "reran the 66 stale jobs in 56 minutes" in front and "took **" not in front
+    assert "reran 66 in 55.9 min; the replay of that run" in cores_section(partial)
 
 
 def test_time_table_goes_between_its_markers_only():
