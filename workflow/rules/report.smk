@@ -57,14 +57,15 @@ for _fig, _spec in FIGURES.items():
 
 
 # A mistyped figure name: refused while the DAG is built, with the names (instead of Snakemake's
-# bare "No rule to produce").
+# bare "No rule to produce"). The constraint sits inside the whole output pattern, where a figure's
+# name is followed by its extension: a known name never matches this rule.
 rule unknown_figure:
     input:
         unknown_figure,
     output:
         f"{RESULTS}/figures/{{name}}.{{ext}}",
     wildcard_constraints:
-        name=f"(?!(?:{'|'.join(FIGURES)})$)[^/]+",
+        name=f"(?!(?:{'|'.join(FIGURES)})\\.)[^/]+",
         ext="pdf|png",
 
 
