@@ -88,6 +88,25 @@ class Cut:
         return TEMPLATE.format(command=self.command, rule=self.rule, wildcards=wildcards)
 
 
+def reference_expectations(result: dict[str, Any], c: Cut, seconds: dict[str, float]
+                           ) -> dict[str, Any]:
+    """Each part's expected seconds on the reference's host (``expected_reference_s``): its own
+    seconds when the reference ran the parts, else its predicted share of the whole's."""
+    whole_ref = seconds.get(f"{c.artifact}/metrics.parquet")
+    if whole_ref is not None:
+        result["reference_whole_s"] = whole_ref
+    parent = c.artifact.rpartition("/")[0]
+    for part in c.parts:
+        job = result["jobs"][part]
+        own = seconds.get(f"{parent}/{part}/metrics.parquet")
+        if own is not None:
+            job["expected_reference_s"] = own
+        elif whole_ref is not None:
+            job["expected_reference_s"] = round(
+                whole_ref * job["predicted_s"] / result["jobs"]["whole"]["predicted_s"], 1)
+    return result
+
+
 def cuts(config: dict[str, Any]) -> dict[str, Cut]:
     """Every job of the full plan that runs as parts: beyond/<instance> (multihead per H) and the
     minip_train jobs of ``TRAIN_CUTS``."""
@@ -194,14 +213,7 @@ def main(argv: list[str] | None = None) -> int:
             c = every[name]
             result = {"study": study_of(c.artifact + "/metrics.parquet"), **measure(
                 c, tuple(a.k), a.repeats, Path(tmp))}
-            ref = seconds.get(f"{c.artifact}/metrics.parquet")
-            if ref is not None:  # each part's share of the whole on the reference's host
-                whole = result["jobs"]["whole"]["predicted_s"]
-                result["reference_whole_s"] = ref
-                for part in c.parts:
-                    job = result["jobs"][part]
-                    job["expected_reference_s"] = round(ref * job["predicted_s"] / whole, 1)
-            report["jobs"][name] = result
+            report["jobs"][name] = reference_expectations(result, c, seconds)
             print(f"{name}: {json.dumps(result)}", flush=True)
     for study in dict.fromkeys(r["study"] for r in report["jobs"].values()):
         rows = [r for r in report["jobs"].values() if r["study"] == study]
