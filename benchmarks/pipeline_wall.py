@@ -90,6 +90,24 @@ def stale_outputs(workdir: Path, scale: str) -> list[str]:
     return out.stdout.split()
 
 
+def job_accounting(workdir: Path, scale: str) -> dict[str, float]:
+    """Where a fresh run's job seconds went: ``job_s``, the seconds of every job's process
+    (Snakemake's benchmark file of each job); ``compute_s``, the seconds its step ran (the
+    ``duration_s`` of its sidecars, once a job); ``startup_s_per_job``, the rest a job (starting
+    Python, importing torch and pandas, writing outputs)."""
+    bench = workdir / "logs" / scale / "benchmarks"
+    job_s = [float(f.read_text().splitlines()[-1].split("\t")[0]) for f in bench.rglob("*.tsv")]
+    steps: dict[tuple[str, str], float] = {}
+    for f in (workdir / "results" / scale).rglob("*.prov.json"):
+        rec = json.loads(f.read_text())
+        key = (str(rec.get("rule")), json.dumps(rec.get("wildcards") or {}, sort_keys=True))
+        steps[key] = float(rec.get("duration_s") or 0.0)
+    if not job_s:
+        return {}
+    return {"job_s": round(sum(job_s), 1), "compute_s": round(sum(steps.values()), 1),
+            "startup_s_per_job": round((sum(job_s) - sum(steps.values())) / len(job_s), 2)}
+
+
 def run(repo: Path, scale: str, cores: int, workdir: Path, snakemake: Path,
         copy: bool = True, targets: list[str] | None = None,
         forcerun: list[str] | None = None, omit: str | None = None) -> dict[str, object]:
@@ -112,6 +130,7 @@ def run(repo: Path, scale: str, cores: int, workdir: Path, snakemake: Path,
     wall = time.perf_counter() - t0
     jobs = sum(1 for _ in (workdir / "logs" / scale / "benchmarks").rglob("*.tsv")) \
         if (workdir / "logs" / scale / "benchmarks").exists() else 0
+    seconds = job_accounting(workdir, scale) if fresh else {}
     # no machine paths in the record: the run folder is named, never spelled out
     tail = [line.replace(str(workdir), "<run folder>")
             for line in log.read_text(errors="replace").splitlines()[-5:]]
@@ -119,7 +138,7 @@ def run(repo: Path, scale: str, cores: int, workdir: Path, snakemake: Path,
             "cores": cores, "command": " ".join(["snakemake", *cmd[1:]]),
             "where": "a fresh copy of the working tree" if copy else "the repository itself",
             "every_job_ran": fresh, "files_copied": n_files, "training_jobs_benchmarked": jobs,
-            "forced_stale": len(forcerun or []),
+            "forced_stale": len(forcerun or []), **seconds,
             "log_tail": tail}
 
 

@@ -1,6 +1,7 @@
 """Derived code hashes: a step's hash covers exactly the science its entry module imports, and only
 what that code does (comments, docstrings and formatting never count)."""
 
+import json
 import shutil
 from pathlib import Path
 
@@ -140,3 +141,34 @@ def test_unknown_entry_is_refused():
         closure_hash(("attnrank.no_such_module",))
     with pytest.raises(ValueError, match="unknown step"):
         step_entries("no_such_step")
+
+
+def test_a_job_records_the_workflow_hashes_only_when_its_package_is_the_same(package_copy,
+                                                                            monkeypatch):
+    """The workflow's shared hashes (CODE_HASHES_ENV) are exactly what a job would compute, and a
+    job whose package differs (or an unreadable value) computes its own."""
+    steps = _all_steps()
+    monkeypatch.delenv(codehash.CODE_HASHES_ENV, raising=False)
+    own = {key: codehash.step_code(*key) for key in steps}
+    assert own[("minip_train", None)][0] == closure_hash(step_entries("minip_train"))
+    monkeypatch.setenv(codehash.CODE_HASHES_ENV, codehash.shared_code_hashes(steps))
+    assert {key: codehash.step_code(*key) for key in steps} == own
+    # hashes made from another package (one module edited): never used
+    path = package_copy / "core" / "train.py"
+    before = _edit(path, path.read_bytes() + b"\nEDITED = 1\n")
+    try:
+        other = codehash.shared_code_hashes([("minip_train", None)], package_copy)
+    finally:
+        path.write_bytes(before)
+    assert codehash.package_digest(package_copy) == codehash.package_digest()
+    before = _edit(path, path.read_bytes() + b"\nEDITED = 1\n")
+    try:
+        assert codehash.package_digest(package_copy) != codehash.package_digest()
+    finally:
+        path.write_bytes(before)
+    assert json.loads(other)["steps"]["minip_train"][0] != own[("minip_train", None)][0]
+    monkeypatch.setenv(codehash.CODE_HASHES_ENV, other)
+    assert codehash.step_code("minip_train") == own[("minip_train", None)]
+    for damaged in ("{not json", "[]", '{"package": 1}'):
+        monkeypatch.setenv(codehash.CODE_HASHES_ENV, damaged)
+        assert codehash.step_code("minip_train") == own[("minip_train", None)]

@@ -553,6 +553,7 @@ def two_head_config():
 
 def test_plan_cuts_multihead_into_one_job_per_head_count():
     config = two_head_config()
+    config["minip"]["scales"]["smoke"]["beyond"]["split"] = True  # the full scale's cut
     whole = beyond_jobs(config, "smoke")["m6"]
     parts = beyond_parts(whole)
     assert list(parts) == ["kernel", "multihead-H2", "multihead-H4", "differential",
@@ -579,6 +580,30 @@ def test_multihead_parts_train_as_the_whole_job_bit_for_bit(instance):
     assert len(parts) == 2
     rows, kept = [], {}
     for part in parts:
+        m, w = run_job(part, torch.device("cpu"))
+        rows.append(m)
+        kept |= w
+    pd.testing.assert_frame_equal(pd.concat(rows, ignore_index=True), metrics, check_exact=True)
+    assert set(kept) == set(weights)
+    for key, value in weights.items():
+        assert np.array_equal(kept[key], value), key
+
+
+def test_a_whole_instance_trains_as_its_family_jobs_bit_for_bit():
+    """``beyond.split: false`` (the smoke scale) runs an instance as one job, ``all``: its rows,
+    one after the other, and its weights are those of the split jobs, to the bit."""
+    config = two_head_config()
+    config["minip"]["scales"]["smoke"]["beyond"]["split"] = False
+    plan = build_plan(config, "smoke")
+    runs = [r for r in plan.runs if r.step == "minip_beyond_train"]
+    assert [r.wildcards["family"] for r in runs] == ["all"] * 3  # m6, m8, witness
+    assert plan.run_for("tables/minip_beyond.parquet").inputs == tuple(r.outputs[0] for r in runs)
+    whole = beyond_jobs(config, "smoke")["m6"]
+    whole = replace(whole, train=replace(whole.train, steps=6, log_every=3, eval_sequences=256))
+    assert beyond_parts(whole, split=False) == {"all": whole}
+    metrics, weights = run_job(whole, torch.device("cpu"))
+    rows, kept = [], {}
+    for part in beyond_parts(whole).values():
         m, w = run_job(part, torch.device("cpu"))
         rows.append(m)
         kept |= w

@@ -204,6 +204,13 @@ def test_time_table_renders_every_number_from_the_summary():
     assert "at most 3× by construction" in ceiling[0] and "reported, not judged" in ceiling[0]
     assert "61.5 for a large fp32 matmul" in text and "Test CPU" in text and "abcdef1" in text
     assert "not recorded" in times_section(_summary())
+    smoke = next(line for line in text.splitlines() if "smoke pipeline" in line)
+    assert "job s" not in smoke  # the record has no accounting: nothing said
+    counted = _summary(full=3000.0)
+    counted["runs"]["smoke"] |= {"training_jobs_benchmarked": 102, "job_s": 230.4,
+                                 "compute_s": 110.0, "startup_s_per_job": 1.18}
+    smoke = next(line for line in times_section(counted).splitlines() if "smoke pipeline" in line)
+    assert "102 jobs, 230 job s, of which 110 s their steps and 1.2 s a job starting" in smoke
 
 
 def test_the_full_row_says_what_its_record_says():

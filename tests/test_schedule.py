@@ -41,6 +41,9 @@ def test_priorities_are_the_reference_seconds_of_the_same_job_at_any_scale(tmp_p
     assert priority(Wildcards(experiment="a", instance="m12-H8", scale="full")) == 686
     assert priority(Wildcards(experiment="a", instance="m123", scale="full")) == 0
     assert priority(Wildcards(experiment="b", instance="m12_r1", scale="full")) == 0
+    # a job that runs at once every part the reference ran (a wildcard "all") gets their sum
+    assert priority(Wildcards(experiment="a", instance="all", scale="smoke")) == int(686.4 + 99.0)
+    assert priority(Wildcards(experiment="b", instance="all", scale="smoke")) == 0
     assert longest_first(ref, "other_rule")(Wildcards(experiment="a", instance="m12")) == 0
     assert longest_first(tmp_path / "missing", "minip_train")(Wildcards(instance="m12")) == 0
 

@@ -14,19 +14,31 @@ science (``attnrank.core``, the wings and the steps' top-level modules): a modul
 change without rerunning anything. The dump is that of this Python version (pinned in
 requirements.lock); standard library only: the workflow imports this module while it parses the
 Snakefile.
+
+A job records its step's hash and module list in its sidecar. Computing them parses the closure
+(a fifth of a second a process), so the workflow computes every step's once as it loads and hands
+them to its jobs in ``CODE_HASHES_ENV`` (``shared_code_hashes``), stamped with the digest of every
+module of the package (``package_digest``); a job uses them only when its own package has that
+digest (``step_code``), so what it records is what it would compute.
 """
 
 from __future__ import annotations
 
 import ast
 import hashlib
+import json
+import os
+from collections.abc import Iterable
 from functools import cache, lru_cache
 from pathlib import Path
+from typing import Any
 
 PACKAGE = "attnrank"
 PACKAGE_DIR = Path(__file__).resolve().parents[1]
 # Every step writes its outputs through the atomic writers of io.py.
 BASE_MODULES = ("attnrank.core.io",)
+# The workflow's step code hashes for its jobs (``shared_code_hashes``).
+CODE_HASHES_ENV = "ATTNRANK_CODE_HASHES"
 # Run control and publishing: never part of a step's code (see the module docstring).
 NOT_SCIENCE = ("attnrank.pipeline", "attnrank.publish", "attnrank.cli", "attnrank.__main__")
 
@@ -174,3 +186,64 @@ def step_entries(step: str, figure: str | None = None) -> tuple[str, ...]:
 def step_code_hash(step: str, figure: str | None = None) -> str:
     """The code hash of a registered step in this checkout (cached per process)."""
     return closure_hash(step_entries(step, figure))
+
+
+def closure_modules(entries: tuple[str, ...], package_dir: Path = PACKAGE_DIR) -> list[str]:
+    """The import closure of ``entries`` as paths relative to the package's parent
+    (``attnrank/...``), sorted: the module list a sidecar records."""
+    return [p.relative_to(package_dir.parent).as_posix() for p in import_closure(entries, package_dir)]
+
+
+def package_digest(package_dir: Path = PACKAGE_DIR) -> str:
+    """sha256 over the relative path and bytes of every module (``*.py``) of the package, in path
+    order: every code hash of the package is a function of it."""
+    h = hashlib.sha256()
+    for p in sorted(package_dir.rglob("*.py")):
+        if "__pycache__" not in p.parts:
+            h.update(p.relative_to(package_dir).as_posix().encode())
+            h.update(b"\0")
+            h.update(p.read_bytes())
+            h.update(b"\0")
+    return h.hexdigest()
+
+
+def _key(step: str, figure: str | None) -> str:
+    return step if figure is None else f"{step}:{figure}"
+
+
+def shared_code_hashes(steps: Iterable[tuple[str, str | None]],
+                       package_dir: Path = PACKAGE_DIR) -> str:
+    """The ``CODE_HASHES_ENV`` value for the (step, figure) pairs of ``steps``: JSON
+    ``{"package": package_digest, "modules": [path, ...], "steps": {key: [hash, [module index,
+    ...]]}}`` (key: the step, or ``step:figure``)."""
+    modules: list[str] = []
+    index: dict[str, int] = {}
+    table: dict[str, list[Any]] = {}
+    for step, figure in steps:
+        entries = step_entries(step, figure)
+        paths = closure_modules(entries, package_dir)
+        for path in paths:
+            if path not in index:
+                index[path] = len(modules)
+                modules.append(path)
+        digest = (step_code_hash(step, figure) if package_dir == PACKAGE_DIR
+                  else closure_hash(entries, package_dir))
+        table[_key(step, figure)] = [digest, [index[p] for p in paths]]
+    return json.dumps({"package": package_digest(package_dir), "modules": modules,
+                       "steps": table}, separators=(",", ":"))
+
+
+def step_code(step: str, figure: str | None = None) -> tuple[str, list[str]]:
+    """(code hash, closure module paths) of a registered step: from the workflow's
+    ``CODE_HASHES_ENV`` when it holds the step and was computed from a package with this
+    package's digest, else computed here."""
+    shared = os.environ.get(CODE_HASHES_ENV)
+    if shared:
+        try:
+            rec = json.loads(shared)
+            hit = rec["steps"].get(_key(step, figure))
+            if hit is not None and rec["package"] == package_digest():
+                return str(hit[0]), [str(rec["modules"][i]) for i in hit[1]]
+        except (ValueError, KeyError, TypeError, IndexError, AttributeError):
+            pass  # not ours, or damaged: compute
+    return step_code_hash(step, figure), closure_modules(step_entries(step, figure))

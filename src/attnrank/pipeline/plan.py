@@ -26,6 +26,7 @@ from attnrank.minip.beyond.jobs import (
     BEYOND_GROWTH,
     BEYOND_TABLE,
     MinipBeyondJob,
+    beyond_block,
     beyond_jobs,
     family_parts,
 )
@@ -122,8 +123,13 @@ def train_parts(experiment: str, instance: str, job: MinipTrainJob) -> dict[str,
             f"{instance}_r{high[0]}_{high[-1]}{dense}": replace(job, ranks=high)}
 
 
-def beyond_parts(job: MinipBeyondJob) -> dict[str, MinipBeyondJob]:
-    """The pipeline's jobs of one beyond instance, in table order: one per family
+WHOLE_BEYOND_JOB = "all"  # the job of a whole beyond instance (a scale's beyond.split: false)
+
+
+def beyond_parts(job: MinipBeyondJob, split: bool = True) -> dict[str, MinipBeyondJob]:
+    """The pipeline's jobs of one beyond instance, in table order; ``split`` false (a scale's
+    ``beyond.split``): the whole instance as one job, ``WHOLE_BEYOND_JOB`` (fewer processes,
+    the same rows and weights: tests/test_minip_beyond.py). Else one per family
     (``family_parts``), the multihead family cut further into one job per head count H
     (``multihead-H<H>``; an H with no budget that splits into H heads has no job). A part only
     leaves groups out: every model keeps its init (from its group tag) and the instance's data
@@ -132,6 +138,8 @@ def beyond_parts(job: MinipBeyondJob) -> dict[str, MinipBeyondJob]:
     multihead jobs were the longest of the DAG); a (instance, H) of ``BEYOND_CUTS`` with budgets
     on both sides of its cut runs as two jobs named by their budgets (``multihead-H8-F8_32``,
     ``multihead-H8-F64_64``)."""
+    if not split:
+        return {WHOLE_BEYOND_JOB: job}
     out: dict[str, MinipBeyondJob] = {}
     for family, part in family_parts(job).items():
         if family != MULTIHEAD:
@@ -283,10 +291,12 @@ def build_plan(config: dict[str, Any], scale: str) -> Plan:
                      ("tables/minip_rank_vs_m.parquet",), ("tables/minip_rank_growth.parquet",)))
 
     # Paper B beyond the single head (B6, TT-7): one training job per instance and family
-    # (multihead: per H), the table of their final rows, the growth fit against B2's table
+    # (multihead: per H; or per instance, beyond.split false), the table of their final rows,
+    # the growth fit against B2's table
     beyond = beyond_jobs(config, scale)
+    split = bool((beyond_block(config["minip"], scale) or {}).get("split", True))
     parts = [(inst, fam, job) for inst, whole in beyond.items() if isinstance(whole, MinipBeyondJob)
-             for fam, job in beyond_parts(whole).items()]
+             for fam, job in beyond_parts(whole, split).items()]
     for inst, fam, job in parts:
         plan.add(_train("minip_beyond_train", f"minip/{BEYOND}/{inst}/{fam}",
                         ("metrics.parquet", "weights.npz"), {"instance": inst, "family": fam}, job))

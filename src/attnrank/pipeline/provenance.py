@@ -96,15 +96,12 @@ def _repo_root() -> Path | None:
 def code_version(step: str | None = None, figure: str | None = None) -> dict[str, Any]:
     """git commit and dirty flag, tree hashes of ``src/`` and ``workflow/``, and the step's own
     code hash (the import closure of its entry module, see codehash.py) with its module list."""
-    from attnrank.pipeline.codehash import import_closure, step_code_hash, step_entries
+    from attnrank.pipeline.codehash import step_code
 
     root = _repo_root()
     info: dict[str, Any] = {"src_sha256": tree_hash(PACKAGE_DIR)}
     if step is not None:
-        entries = step_entries(step, figure)
-        info["step_sha256"] = step_code_hash(step, figure)
-        info["step_modules"] = [p.relative_to(PACKAGE_DIR.parent).as_posix()
-                                for p in import_closure(entries)]
+        info["step_sha256"], info["step_modules"] = step_code(step, figure)
     if root is not None and (root / "workflow").exists():
         info["workflow_sha256"] = tree_hash(root / "workflow")
     commit, dirty = None, None

@@ -7,8 +7,9 @@ job's wildcards) returns those seconds for the same job (the same rule and wildc
 aside, so the smoke run is ordered like the full one); a part of a job the reference ran whole
 (the plan cuts a long job into parts: the same rule and wildcards but one, whose value extends
 the whole's by ``-…`` or ``_…``, e.g. family ``multihead-H8`` of ``multihead``) gets the whole's
-seconds, and any other job the reference does not have 0. Priorities only order jobs: they never
-change what a job computes.
+seconds; a job that runs whole what the reference ran in parts (one wildcard ``all``, e.g.
+family ``all`` of a smoke beyond instance) gets the sum of those parts' seconds; any other job the
+reference does not have 0. Priorities only order jobs: they never change what a job computes.
 """
 
 from __future__ import annotations
@@ -20,6 +21,7 @@ from pathlib import Path
 from typing import Any
 
 SIDECAR_SUFFIX = ".prov.json"
+WHOLE = "all"  # the wildcard value of a job that runs every part of the reference's jobs at once
 Key = tuple[str, str]  # (rule, wildcards without the scale as canonical JSON)
 
 
@@ -59,13 +61,20 @@ def _is_part(part: Mapping[str, str], whole: Mapping[str, str]) -> bool:
 
 def seconds_of(seconds: Mapping[Key, float], rule: str, wildcards: Mapping[str, Any]) -> float:
     """The reference's seconds of a job (module docstring): its own, else those of the whole job
-    it is a part of, else 0."""
+    it is a part of, else (a wildcard ``WHOLE``) the sum of the parts it runs at once, else 0."""
     key = job_key(rule, wildcards)
     if key in seconds:
         return seconds[key]
     mine = json.loads(key[1])
     wholes = [s for (r, w), s in seconds.items() if r == rule and _is_part(mine, json.loads(w))]
-    return max(wholes, default=0.0)
+    if wholes:
+        return max(wholes)
+    fixed = {k: v for k, v in mine.items() if v != WHOLE}
+    if len(fixed) == len(mine):
+        return 0.0
+    return sum(s for (r, w), s in seconds.items() if r == rule
+               and json.loads(w).keys() == mine.keys()
+               and all(json.loads(w)[k] == v for k, v in fixed.items()))
 
 
 def longest_first(reference: Path, rule: str) -> Callable[[Any], int]:

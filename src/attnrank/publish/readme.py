@@ -296,7 +296,8 @@ TRAINER_FAMILIES = ("surrogate", "attention", "table", "mlp", "dense")
 TARGETS = {"smoke_wall_s": 2 * 60, "trainer_ratio": 3.0, "peer_ratio": 1.2}
 TRAINER_MIN_MODELS = 5
 RUN_KEYS = ("date", "cores", "command", "git", "load_before", "load_after", "where",
-            "every_job_ran", "training_jobs_benchmarked")
+            "every_job_ran", "training_jobs_benchmarked", "job_s", "compute_s",
+            "startup_s_per_job")
 SLOW_HOSTS = 3  # hosts differ by up to this factor in how fast the same job runs
 
 
@@ -431,6 +432,10 @@ def _run_note(run: dict, scale: str) -> str:
     return (f"whole `snakemake --cores {run.get('cores', '?')} --config scale={scale}` "
             f"{how_run(run, scale)}; {str(run.get('date', ''))[:10]}"
             + (f", {commit}{dirty}" if commit else "")
+            + (f"; {run['training_jobs_benchmarked']} jobs, {run['job_s']:,.0f} job s, of "
+               f"which {run['compute_s']:,.0f} s their steps and {run['startup_s_per_job']:.1f} s "
+               "a job starting (Python, torch, pandas)"
+               if run.get("job_s") and run.get("training_jobs_benchmarked") else "")
             + (f"; load average {load:.1f} at the start" if load is not None else "")
             + (f", {run['load_after']:.1f} at the end" if run.get("load_after") is not None
                else ""))
