@@ -9,7 +9,8 @@ from pathlib import Path
 sys.path.insert(0, str(Path(workflow.basedir) / "src"))
 from attnrank.language.jobs import corpus_files  # noqa: E402
 from attnrank.minip.jobs import MINIP_EXPERIMENTS  # noqa: E402
-from attnrank.pipeline.codehash import CODE_HASHES_ENV, shared_code_hashes, step_code_hash  # noqa: E402
+from attnrank.pipeline.codehash import CODE_HASHES_ENV, shared_code_hashes  # noqa: E402
+from attnrank.pipeline.codehash import step_code_hash  # noqa: E402
 from attnrank.pipeline.plan import ENTROPIC_WILDCARD, build_plans  # noqa: E402
 from attnrank.pipeline.progress import FD_ENV, PROGRESS_FD  # noqa: E402
 from attnrank.pipeline.recovery import mark_run, record_owner, recover  # noqa: E402
@@ -40,7 +41,8 @@ os.environ[FD_ENV] = str(PROGRESS_FD)
 # whose package is this one records it instead of parsing its closure again (codehash.step_code).
 os.environ[CODE_HASHES_ENV] = shared_code_hashes(
     [(name, None) for name, step in STEPS.items() if step.kind != "figure"]
-    + [("figure", name) for name in FIGURES])
+    + [("figure", name) for name in FIGURES]
+)
 if workflow.is_main_process:
     # A Snakemake killed in this folder left its locks (and maybe jobs) behind: remove them so
     # the same command resumes the run (attnrank.pipeline.recovery; a live run is never touched). Every job
