@@ -570,14 +570,9 @@ def test_plan_cuts_multihead_into_one_job_per_head_count():
     assert STEPS["minip_beyond_train"].what(parts["multihead-H4"]) == "minip beyond/m6/multihead H=4"
 
 
-@pytest.mark.parametrize("instance", ["m6", "witness"])
-def test_multihead_parts_train_as_the_whole_job_bit_for_bit(instance):
-    """Cutting the multihead job by H changes no number: the same rows and weights, to the bit."""
-    whole = family_parts(beyond_jobs(two_head_config(), "smoke")[instance])["multihead"]
-    whole = replace(whole, train=replace(whole.train, steps=6, log_every=3, eval_sequences=256))
+def assert_parts_train_as_the_whole(whole, parts) -> None:
+    """The parts' rows, one after the other, and their weights are the whole job's, to the bit."""
     metrics, weights = run_job(whole, torch.device("cpu"))
-    parts = [p for name, p in beyond_parts(whole).items() if name.startswith("multihead-")]
-    assert len(parts) == 2
     rows, kept = [], {}
     for part in parts:
         m, w = run_job(part, torch.device("cpu"))
@@ -587,6 +582,16 @@ def test_multihead_parts_train_as_the_whole_job_bit_for_bit(instance):
     assert set(kept) == set(weights)
     for key, value in weights.items():
         assert np.array_equal(kept[key], value), key
+
+
+@pytest.mark.parametrize("instance", ["m6", "witness"])
+def test_multihead_parts_train_as_the_whole_job_bit_for_bit(instance):
+    """Cutting the multihead job by H changes no number: the same rows and weights, to the bit."""
+    whole = family_parts(beyond_jobs(two_head_config(), "smoke")[instance])["multihead"]
+    whole = replace(whole, train=replace(whole.train, steps=6, log_every=3, eval_sequences=256))
+    parts = [p for name, p in beyond_parts(whole).items() if name.startswith("multihead-")]
+    assert len(parts) == 2
+    assert_parts_train_as_the_whole(whole, parts)
 
 
 def test_a_whole_instance_trains_as_its_family_jobs_bit_for_bit():
@@ -601,16 +606,7 @@ def test_a_whole_instance_trains_as_its_family_jobs_bit_for_bit():
     whole = beyond_jobs(config, "smoke")["m6"]
     whole = replace(whole, train=replace(whole.train, steps=6, log_every=3, eval_sequences=256))
     assert beyond_parts(whole, split=False) == {"all": whole}
-    metrics, weights = run_job(whole, torch.device("cpu"))
-    rows, kept = [], {}
-    for part in beyond_parts(whole).values():
-        m, w = run_job(part, torch.device("cpu"))
-        rows.append(m)
-        kept |= w
-    pd.testing.assert_frame_equal(pd.concat(rows, ignore_index=True), metrics, check_exact=True)
-    assert set(kept) == set(weights)
-    for key, value in weights.items():
-        assert np.array_equal(kept[key], value), key
+    assert_parts_train_as_the_whole(whole, list(beyond_parts(whole).values()))
 
 
 def test_a_multihead_job_cut_at_a_budget_trains_as_the_whole_bit_for_bit(monkeypatch):
@@ -624,15 +620,6 @@ def test_a_multihead_job_cut_at_a_budget_trains_as_the_whole_bit_for_bit(monkeyp
     parts = beyond_parts(whole)
     assert list(parts) == ["multihead-H2-F2_2", "multihead-H2-F4_16", "multihead-H4"]
     assert [g for p in parts.values() for g in p.groups()] == whole.groups()  # table order
-    metrics, weights = run_job(whole, torch.device("cpu"))
-    rows, kept = [], {}
-    for part in parts.values():
-        m, w = run_job(part, torch.device("cpu"))
-        rows.append(m)
-        kept |= w
-    pd.testing.assert_frame_equal(pd.concat(rows, ignore_index=True), metrics, check_exact=True)
-    assert set(kept) == set(weights)
-    for key, value in weights.items():
-        assert np.array_equal(kept[key], value), key
+    assert_parts_train_as_the_whole(whole, list(parts.values()))
     monkeypatch.setitem(plan_module.BEYOND_CUTS, ("m6", 2), 64)  # nothing on one side: no cut
     assert "multihead-H2" in beyond_parts(whole)
