@@ -55,6 +55,7 @@ include: "workflow/rules/common.smk"
 include: "workflow/rules/minip.smk"
 include: "workflow/rules/entropic.smk"
 include: "workflow/rules/language.smk"
+include: "workflow/rules/onejob.smk"
 include: "workflow/rules/report.smk"
 
 

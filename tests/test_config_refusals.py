@@ -93,6 +93,8 @@ CASES = [
          mutate=_set("entropic.headline_tau", 0.2)),
     Case("saturation_tau_not_in_taus", ("config: claims.saturation_tau = 0.02", "entropic.taus"),
          mutate=_set("claims.saturation_tau", 0.02)),
+    Case("one_job_scale_typo", ("config: one_job_per_rule: 'smok' is not a scale", "smoke"),
+         mutate=lambda c: c.update(one_job_per_rule=["smok"])),
     Case("missing_required_key", ("config: minip is missing required key 'lr'",),
          mutate=lambda c: c["minip"].pop("lr")),
     Case("yaml_syntax_error", ("config.yaml:6:1: YAML syntax error",), text=_tab_on_line_6),
@@ -366,7 +368,8 @@ def check_cuda_listing(work: Path) -> None:
     res = dry_run(CUDA_CASE, work, "--list-rules")
     assert res.returncode == 0, res.stderr[-3000:]
     listed = [line.split()[0] for line in res.stdout.splitlines() if line and not line[0].isspace()]
-    assert sorted(listed) == rule_names(), res.stdout
+    one_job = yaml.safe_load((ROOT / "config.yaml").read_text())["one_job_per_rule"]
+    assert sorted(listed) == rule_names(one_job), res.stdout
     assert "config: device" not in res.stdout + res.stderr
 
 

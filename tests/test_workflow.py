@@ -14,9 +14,10 @@ import yaml
 from conftest import copy_repo, snakemake
 
 from attnrank.claims import evaluate_claims
-from attnrank.pipeline.plan import NON_ARTIFACTS, claims_params
+from attnrank.pipeline.plan import NON_ARTIFACTS, build_plan, claims_params
 from attnrank.pipeline.provenance import SIDECAR_SUFFIX, sha256_file
 from attnrank.pipeline.registry import CLAIMS, FIGURES, claim_tables
+from attnrank.publish.audit import load_config
 
 pytestmark = pytest.mark.slow
 
@@ -114,9 +115,19 @@ def test_one_figure_plans_only_its_upstream_without_config(tmp_path):
     assert res.returncode == 0, res.stderr[-3000:]
     stats = res.stdout.split("Job stats:")[1].split("total")[0].splitlines()[3:]
     jobs = {line.split()[0] for line in stats if line.strip()}
-    assert jobs == {"minip_train", "minip_constructions", "table", "figure_minip_witness"}
+    # the smoke scale runs every minip_train job as one (config one_job_per_rule)
+    assert jobs == {"smoke_minip_train", "minip_constructions", "table", "figure_minip_witness"}
     assert "results/smoke/minip/train/witness/table/metrics.parquet" in res.stdout
     assert "results/full" not in res.stdout
+    res = snakemake(tmp_path, "-n", "results/smoke/figures/minip_witness.pdf", "--config",
+                    "one_job_per_rule=[]", scale=None)
+    assert res.returncode == 0, res.stderr[-3000:]
+    stats = res.stdout.split("Job stats:")[1].split("total")[0].splitlines()[3:]
+    counts = {line.split()[0]: int(line.split()[1]) for line in stats if line.strip()}
+    assert set(counts) == {"minip_train", "minip_constructions", "table", "figure_minip_witness"}
+    assert counts["minip_train"] < sum(1 for r in build_plan(load_config(tmp_path / "config.yaml"),
+                                                             "smoke").runs
+                                       if r.step == "minip_train")  # only the witness jobs
 
 
 def test_a_venvs_snakemake_called_by_path_runs_without_the_venv_on_path(tmp_path):

@@ -24,9 +24,15 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import Any, NoReturn
 
-from attnrank.pipeline.errors import check_inputs, check_outputs, json_object, user_error
-from attnrank.pipeline.registry import STEPS, Step
-from attnrank.pipeline.runner import CHECKPOINT_ENV, run_step
+from attnrank.pipeline.errors import (
+    UsageError,
+    check_inputs,
+    check_outputs,
+    json_object,
+    user_error,
+)
+from attnrank.pipeline.registry import STEPS, Step, command_steps
+from attnrank.pipeline.runner import CHECKPOINT_ENV, output_paths, run_step
 
 log = logging.getLogger("attnrank")
 
@@ -357,6 +363,13 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--check", action="store_true", help="write nothing; exit 1 when it differs")
     p.set_defaults(func=cmd_readme_times)
 
+    p = sub.add_parser("run-jobs", help="run several training or compute step command lines "
+                       "one after the other in one process (the one-job rules of a scale in "
+                       "config one_job_per_rule)")
+    p.add_argument("--jobs", required=True, help="a JSON list of command lines, each a list of "
+                   "strings: a step command and its flags, as `python -m attnrank` takes them")
+    p.set_defaults(func=cmd_run_jobs)
+
     p = sub.add_parser("estimate-rank", help="every data-only rank reading of your sequences "
                        "(E1 with --values, E2, the debiased E2, the candidate E2_centred and its "
                        "floor rank) and whether S suffices at that d (OPEN-3's reference table)")
@@ -371,6 +384,60 @@ def build_parser() -> argparse.ArgumentParser:
     return parser
 
 
+def prepare(args: argparse.Namespace) -> None:
+    """Parse a command's JSON arguments and check its outputs and inputs (before any work)."""
+    for dest in JSON_ARGS:
+        if hasattr(args, dest):
+            setattr(args, dest, json_object("--" + dest, getattr(args, dest)))
+    check_outputs(args, OUTPUT_ARGS)
+    check_inputs(args)
+
+
+def cmd_run_jobs(a: argparse.Namespace) -> int:
+    """Run several step command lines one after the other in this process (``pipeline.onejob``):
+    each is parsed and checked before the first runs, and each runs as it runs alone (its sidecars
+    record its own command line). A failing job stops the rest, and the outputs written before it
+    are removed with their sidecars, so no part of the rule's outputs stays behind."""
+    from attnrank.pipeline.onejob import parse_jobs, remove_outputs
+
+    parser = build_parser()
+    argvs = parse_jobs(a.jobs)
+    jobs: list[tuple[str, argparse.Namespace]] = []
+    for k, argv in enumerate(argvs, 1):
+        what = f"--jobs: job {k} of {len(argvs)} ({argv[0]})"
+        try:
+            member = parser.parse_args(argv)
+        except SystemExit as err:  # argparse printed the usage error
+            raise UsageError(f"{what}: a bad command line (above)") from err
+        try:
+            prepare(member)
+        except Exception as err:
+            message = user_error(err, member)
+            if message is None:
+                raise
+            raise UsageError(f"{what}: {message}") from err
+        jobs.append((f"job {k} of {len(argvs)} ({member.rule} "
+                     f"{json.dumps(member.wildcards, sort_keys=True)})", member))
+    written: list[Path] = []
+    saved = sys.argv
+    try:
+        for argv, (what, member) in zip(argvs, jobs, strict=True):
+            log.info("%s", what)
+            sys.argv = [saved[0], *argv]  # its sidecars record the command that runs it alone
+            try:
+                member.func(member)
+            except Exception as err:
+                remove_outputs(written)
+                message = user_error(err, member)
+                if message is None:
+                    raise
+                raise UsageError(f"{what}: {message}") from err
+            written += output_paths(member, command_steps(member.command)[0])
+    finally:
+        sys.argv = saved
+    return 0
+
+
 def main(argv: Sequence[str] | None = None) -> int:
     """Run one command. A failure caused by the input (a bad path, table, archive or --params)
     is one line on stderr naming it and what was expected, and exit 2; with -v its traceback
@@ -379,11 +446,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     logging.basicConfig(level=logging.DEBUG if args.verbose else logging.INFO,
                         format="%(asctime)s %(name)s %(levelname)s %(message)s", stream=sys.stderr)
     try:
-        for dest in JSON_ARGS:
-            if hasattr(args, dest):
-                setattr(args, dest, json_object("--" + dest, getattr(args, dest)))
-        check_outputs(args, OUTPUT_ARGS)
-        check_inputs(args)
+        prepare(args)
         rc = args.func(args)
     except Exception as err:
         message = user_error(err, args)

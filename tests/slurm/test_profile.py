@@ -118,20 +118,29 @@ def test_partitions_come_from_the_environment(_parse, monkeypatch, rules):
 def test_the_profile_reads_the_rules_snakemake_lists(rules):
     """The profile takes the rule names from the registry (no nested Snakemake per parse); they
     are exactly what `snakemake --list-rules` prints."""
+    from attnrank.pipeline.onejob import one_job_scales
     from attnrank.pipeline.registry import rule_names
+    from attnrank.publish.audit import load_config
 
-    assert sorted(rules) == rule_names()
+    assert sorted(rules) == rule_names(one_job_scales(load_config(ROOT / "config.yaml")))
 
 
 def expected_counts(parsed: dict, scale: str) -> tuple[int, int, int, set[str]]:
     """(Snakemake jobs, Slurm jobs, training jobs, CPU bundles) of a forced run at ``scale``,
     from the plan and the parsed profile: one Slurm job per training job, one per CPU bundle
     (every job of a group is one submission: ``group-components``)."""
+    from attnrank.pipeline.onejob import one_job_scales
     from attnrank.pipeline.plan import build_plan
+    from attnrank.pipeline.registry import ONE_JOB_STEPS
     from attnrank.publish.audit import load_config
 
-    plan = build_plan(load_config(ROOT / "config.yaml"), scale)
-    rules = [f"figure_{r.figure}" if r.step == "figure" else r.step for r in plan.runs]
+    config = load_config(ROOT / "config.yaml")
+    plan = build_plan(config, scale)
+    one_job = scale in one_job_scales(config)  # every job of such a step: one rule <scale>_<step>
+    rules = list(dict.fromkeys(f"{scale}_{r.step}" for r in plan.runs
+                               if one_job and r.step in ONE_JOB_STEPS))
+    rules += [f"figure_{r.figure}" if r.step == "figure" else r.step for r in plan.runs
+              if not (one_job and r.step in ONE_JOB_STEPS)]
     rules.append("audit")  # the DAG's last step: in the workflow, not a step run of the plan
     groups = dict(e.split("=", 1) for e in parsed["groups"])
     train = [r for r in rules if r not in groups]

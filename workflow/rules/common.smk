@@ -2,6 +2,7 @@
 # package: attnrank.pipeline.registry (steps, tables, figures, claims) and attnrank.pipeline.plan (per scale: what
 # each artifact is made from, with which parameters). The scale follows from the target path
 # (results/<scale>/...); `scale:` in the config only picks what `rule all` builds.
+import json
 import os
 import sys
 from pathlib import Path
@@ -11,12 +12,15 @@ from attnrank.language.jobs import corpus_files  # noqa: E402
 from attnrank.minip.jobs import MINIP_EXPERIMENTS  # noqa: E402
 from attnrank.pipeline.codehash import CODE_HASHES_ENV, shared_code_hashes  # noqa: E402
 from attnrank.pipeline.codehash import step_code_hash  # noqa: E402
+from attnrank.pipeline.onejob import one_job_scales, one_jobs, rule_of  # noqa: E402
+from attnrank.pipeline.onejob import separate_scales  # noqa: E402
 from attnrank.pipeline.plan import ENTROPIC_WILDCARD, build_plans  # noqa: E402
 from attnrank.pipeline.progress import FD_ENV, PROGRESS_FD  # noqa: E402
 from attnrank.pipeline.recovery import mark_run, record_owner, recover  # noqa: E402
 from attnrank.pipeline.registry import FIGURES, STEPS, TABLES  # noqa: E402
 from attnrank.pipeline.runner import ALLOCATOR_ENV, CHECKPOINT_ENV  # noqa: E402
-from attnrank.pipeline.schedule import longest_first  # noqa: E402
+from attnrank.pipeline.schedule import longest_first, reference_seconds  # noqa: E402
+from attnrank.pipeline.schedule import seconds_of  # noqa: E402
 
 CONDA_ENV = "../../envs/attnrank.yaml"
 RESULTS = "results/{scale}"  # artifacts only: every file here has a .prov.json sidecar
@@ -26,6 +30,15 @@ try:
     PLANS = build_plans(config)
 except ValueError as err:
     raise WorkflowError(f"config: {err}") from None
+# At the scales of one_job_per_rule every training and compute rule runs all its jobs in one
+# process (workflow/rules/onejob.smk); its per-job rule takes `scale=SEPARATE`, the other scales.
+ONE_JOBS = {
+    name: job
+    for scale in one_job_scales(config)
+    if scale in PLANS
+    for name, job in one_jobs(PLANS[scale].runs, scale).items()
+}
+SEPARATE = separate_scales(PLANS, one_job_scales(config))
 
 # Training jobs read the checkpoint interval from the environment, not from their command line
 # or params: changing checkpoint_every reruns nothing (the results do not depend on it).
@@ -99,6 +112,12 @@ def longest_job_first(rule):
     """priority: the job's seconds in the committed reference (attnrank.pipeline.schedule), so
     the longest jobs start first and a run does not end on one long job alone."""
     return longest_first(Path(workflow.basedir) / "results" / "reference", rule)
+
+
+def one_job_priority(job):
+    """priority of a one-job rule: the sum of its jobs' seconds in the committed reference."""
+    seconds = reference_seconds(Path(workflow.basedir) / "results" / "reference")
+    return int(sum(seconds_of(seconds, rule_of(r), r.wildcards) for r in job.runs))
 
 
 def wildcards_json(w):

@@ -16,6 +16,7 @@ for _exp in ("surrogate", "ladder", "attention"):
             f"{LOGS}/benchmarks/{_rule}/{{{_wc}}}.tsv"
         wildcard_constraints:
             **{_wc: planned_values(_rule, _wc)},
+            scale=SEPARATE,
         priority: longest_job_first(_rule)
         conda:
             CONDA_ENV
@@ -43,6 +44,7 @@ rule entropic_predict:
     benchmark:
         f"{LOGS}/benchmarks/entropic_predict/{{teacher}}.tsv"
     wildcard_constraints:
+        scale=SEPARATE,
         teacher=planned_values("entropic_predict", "teacher"),
     priority: longest_job_first("entropic_predict")
     conda:

@@ -48,6 +48,7 @@ rule language_train:
     benchmark:
         f"{LOGS}/benchmarks/language_train/{{corpus}}.tsv"
     wildcard_constraints:
+        scale=SEPARATE,
         corpus=planned_values("language_train", "corpus"),
     priority: longest_job_first("language_train")
     conda:
@@ -82,6 +83,7 @@ rule language_rung_train:
     benchmark:
         f"{LOGS}/benchmarks/language_rung_train/{{rung}}/{{corpus}}.tsv"
     wildcard_constraints:
+        scale=SEPARATE,
         rung=planned_values("language_train", "rung"),
         corpus=planned_values("language_train", "corpus"),
     priority: longest_job_first("language_rung_train")

@@ -11,6 +11,8 @@ rule minip_train:
         f"{LOGS}/minip_train/{{experiment}}/{{instance}}.log",
     benchmark:
         f"{LOGS}/benchmarks/minip_train/{{experiment}}/{{instance}}.tsv"
+    wildcard_constraints:
+        scale=SEPARATE,
     priority: longest_job_first("minip_train")
     conda:
         CONDA_ENV
@@ -36,6 +38,7 @@ rule minip_capacity_train:
     benchmark:
         f"{LOGS}/benchmarks/minip_capacity_train/{{instance}}.tsv"
     wildcard_constraints:
+        scale=SEPARATE,
         instance=planned_values("minip_capacity_train", "instance"),
     priority: longest_job_first("minip_capacity_train")
     conda:
@@ -135,6 +138,7 @@ rule minip_restarts_train:
     benchmark:
         f"{LOGS}/benchmarks/minip_restarts_train/{{case}}.tsv"
     wildcard_constraints:
+        scale=SEPARATE,
         case=planned_values("minip_restarts_train", "case"),
     priority: longest_job_first("minip_restarts_train")
     conda:
@@ -190,6 +194,7 @@ rule minip_beyond_train:
     benchmark:
         f"{LOGS}/benchmarks/minip_beyond_train/{{instance}}/{{family}}.tsv"
     wildcard_constraints:
+        scale=SEPARATE,
         instance=planned_values("minip_beyond_train", "instance"),
         family=planned_values("minip_beyond_train", "family"),
     priority: longest_job_first("minip_beyond_train")

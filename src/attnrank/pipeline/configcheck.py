@@ -251,6 +251,9 @@ def config_problems(config: Any, schema: dict[str, Any]) -> list[str]:
     problems += [PREFIX + p for p in d32_config_problems(config["entropic"])]
     problems += [PREFIX + p for p in open3_config_problems(config["entropic"])]
     problems += claims_problems(config)
+    problems += [f"{PREFIX}one_job_per_rule: {s!r} is not a scale; the scales are "
+                 f"{', '.join(config['minip']['scales'])}"
+                 for s in config.get("one_job_per_rule") or [] if s not in config["minip"]["scales"]]
     if problems:
         return problems
     try:

@@ -11,7 +11,7 @@ Standard library only: the workflow imports this module while it parses the Snak
 from __future__ import annotations
 
 import ast
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -394,13 +394,22 @@ def claim_tables() -> list[str]:
 # rules that run a registered step under a name of their own (rule → step): the larger rungs'
 # language jobs (their own paths and wildcards, the same step and code)
 MORE_RULES = {"language_rung_train": "language_train"}
+# The steps whose jobs of a scale of config ``one_job_per_rule`` run in one process, as one rule
+# ``<scale>_<step>`` (attnrank.pipeline.onejob): every step with many jobs a scale, each computed
+# from its parameters alone.
+ONE_JOB_STEPS = ("minip_train", "minip_capacity_train", "minip_restarts_train",
+                 "minip_beyond_train", "entropic_surrogate_train", "entropic_ladder_train",
+                 "entropic_attention_train", "entropic_predict", "language_train")
 
 
-def rule_names() -> list[str]:
+def rule_names(one_job_scales: Sequence[str] = ()) -> list[str]:
     """Every rule of the workflow, as ``snakemake --list-rules`` names them: one per step (one
-    ``figure_<name>`` per figure instead of ``figure``), those of ``MORE_RULES``, the audit,
-    ``all`` and ``unknown_figure`` (which refuses a mistyped figure name while the DAG is built).
-    The Slurm profile reads them here rather than starting a nested Snakemake on every parse."""
+    ``figure_<name>`` per figure instead of ``figure``), those of ``MORE_RULES``, the one-job
+    rules of ``one_job_scales`` (config ``one_job_per_rule``; a step with no job at a scale has
+    none), the audit, ``all`` and ``unknown_figure`` (which refuses a mistyped figure name while
+    the DAG is built). The Slurm profile reads them here rather than starting a nested Snakemake
+    on every parse."""
     steps = [s for s in STEPS if s != "figure"]
-    return sorted([*steps, *MORE_RULES, *(f"figure_{name}" for name in FIGURES), "audit", "all",
-                   "unknown_figure"])
+    one_job = [f"{scale}_{step}" for scale in one_job_scales for step in ONE_JOB_STEPS]
+    return sorted([*steps, *MORE_RULES, *one_job, *(f"figure_{name}" for name in FIGURES),
+                   "audit", "all", "unknown_figure"])
