@@ -223,7 +223,8 @@ def test_an_unknown_key_far_from_any_lists_the_valid_ones():
     config = shipped() | {"zzz": 1}
     (line,) = configcheck.config_problems(config, configcheck.load_schema())
     assert line == ("config: zzz: unknown key; expected one of scale, device, train_threads, "
-                    "checkpoint_every, seed_offset, minip, entropic, language, claims")
+                    "checkpoint_every, one_job_per_rule, seed_offset, minip, entropic, language, "
+                    "claims")
 
 
 def test_every_mapping_of_the_schema_is_closed():

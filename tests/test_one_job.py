@@ -20,6 +20,7 @@ from attnrank.pipeline.onejob import (
     member_argv,
     one_jobs,
     parse_jobs,
+    rerun_outputs,
     rule_of,
     separate_scales,
 )
@@ -142,3 +143,12 @@ def test_a_bad_command_line_is_refused_before_any_job_runs(tmp_path, monkeypatch
     assert main(["run-jobs", "--jobs", json.dumps(jobs)]) == 2
     assert "job 2 of 2 (entropic-train): a bad command line" in capsys.readouterr().err
     assert not (tmp_path / "results").exists()
+
+
+def test_a_rerun_of_one_job_makes_every_output_of_its_rule(smoke_plan):
+    jobs = one_jobs(smoke_plan.runs, "smoke")
+    capacity = jobs["smoke_minip_capacity_train"]
+    one = capacity.runs[0].outputs[0]
+    assert rerun_outputs(jobs, {one}) == {o for r in capacity.runs for o in r.outputs}
+    assert len(capacity.runs) > 1
+    assert rerun_outputs(jobs, {"tables/minip_capacity.parquet"}) == set()

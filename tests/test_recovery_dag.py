@@ -1,4 +1,4 @@
-"""Snakemake itself SIGKILLed during a smoke DAG (appendix B: two training jobs and a table): the
+"""Snakemake itself SIGKILLed during a smoke DAG (appendix B: its training jobs and a table): the
 same command, run again with no extra flag, removes the stale lock, the jobs the killed run left
 behind stop, the rerun resumes from their checkpoints and ends with the bytes of an uninterrupted run
 (the shared smoke run's files of the same sub-DAG); nothing is left over (no checkpoint, no
@@ -16,6 +16,7 @@ from pathlib import Path
 import pytest
 from conftest import copy_repo
 
+from attnrank.pipeline.onejob import one_jobs, rerun_outputs
 from attnrank.pipeline.plan import build_plan
 from attnrank.pipeline.provenance import SIDECAR_SUFFIX
 from attnrank.publish.audit import load_config
@@ -42,14 +43,17 @@ def _files(work: Path) -> dict[str, bytes]:
 
 
 def _sub_dag(target: str) -> set[str]:
-    """Every artifact the target needs, itself included (paths relative to the repository)."""
+    """Every artifact the target needs, itself included, and every other output of the jobs that
+    make them (at smoke a training rule's jobs are one job: config one_job_per_rule) (paths
+    relative to the repository)."""
     plan = build_plan(load_config(ROOT / "config.yaml"), "smoke")
+    jobs = one_jobs(plan.runs, "smoke")
     out, todo = set(), [target.removeprefix("results/smoke/")]
     while todo:
         run = plan.run_for(todo.pop())
-        new = set(run.outputs) - out
+        new = (set(run.outputs) | rerun_outputs(jobs, run.outputs)) - out
         out |= new
-        todo += [i for i in run.inputs if i not in out]
+        todo += [i for o in new for i in plan.run_for(o).inputs if i not in out]
     return {f"results/smoke/{p}" for p in out}
 
 

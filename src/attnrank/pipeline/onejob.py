@@ -138,3 +138,17 @@ def remove_outputs(paths: Iterable[Path]) -> None:
     for path in paths:
         Path(path).unlink(missing_ok=True)
         sidecar_path(path).unlink(missing_ok=True)
+
+
+def rerun_outputs(jobs: Mapping[str, OneJob], artifacts: Iterable[str]) -> set[str]:
+    """The outputs a rerun makes again beside ``artifacts`` (paths relative to the run folder) at
+    a scale of ``jobs`` (``one_jobs``): every output of a one-job rule that holds any of them
+    (its jobs run together; the others' bytes come out the same). Their downstream artifacts
+    rerun too (``plan.Plan.downstream``)."""
+    wanted = set(artifacts)
+    out: set[str] = set()
+    for job in jobs.values():
+        outputs = {o for r in job.runs for o in r.outputs}
+        if outputs & wanted:
+            out |= outputs
+    return out
