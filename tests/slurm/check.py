@@ -89,7 +89,9 @@ def slurm_run(log_path: str, expected: str = "") -> None:
     bad = {j: r["State"] for j, r in seen.items() if r["State"] != "COMPLETED"}
     if bad:
         fail(f"jobs not COMPLETED: {bad}")
-    train = [r for r in rows if re.match(r"rule_\w+_train_wildcards", r["Comment"])]
+    # the comment: rule_<rule>_wildcards_<...>, or rule_<rule> for a rule without wildcards (at
+    # smoke a training rule's jobs are one job, smoke_<step>: config one_job_per_rule)
+    train = [r for r in rows if re.fullmatch(r"rule_\w+_train(_wildcards_.*)?", r["Comment"])]
     if not train:
         fail("no training job among the Slurm jobs")
     no_gpu = [r["JobID"] for r in train if "gres/gpu=1" not in r["AllocTRES"]]
