@@ -2,6 +2,7 @@
 what that code does (comments, docstrings and formatting never count)."""
 
 import json
+import os
 import shutil
 from pathlib import Path
 
@@ -172,3 +173,70 @@ def test_a_job_records_the_workflow_hashes_only_when_its_package_is_the_same(pac
     for damaged in ("{not json", "[]", '{"package": 1}'):
         monkeypatch.setenv(codehash.CODE_HASHES_ENV, damaged)
         assert codehash.step_code("minip_train") == own[("minip_train", None)]
+
+
+def _fresh(monkeypatch, folder):
+    """The cache folder set to ``folder``, this process's hashes forgotten."""
+    monkeypatch.setenv(codehash.CACHE_ENV, str(folder))
+    monkeypatch.setattr(codehash, "_KNOWN", {})
+
+
+def test_the_shared_hashes_are_kept_on_disk_and_read_back_as_computed(tmp_path, monkeypatch):
+    """The second parse reads the table the first computed (nothing is computed again), and what
+    it reads is byte for byte what a computation gives."""
+    steps = _all_steps()
+    _fresh(monkeypatch, tmp_path / "cache")
+    computed = codehash._compute_shared(steps, codehash.package_digest(), PACKAGE)
+    assert codehash.shared_code_hashes(steps) == computed
+    assert len(list((tmp_path / "cache").glob("code-hashes-*.json"))) == 1
+
+    def no_computing(*args):
+        raise AssertionError("computed although a table of this package was kept")
+
+    _fresh(monkeypatch, tmp_path / "cache")
+    monkeypatch.setattr(codehash, "_compute_shared", no_computing)
+    assert codehash.shared_code_hashes(steps) == computed
+    # the rules' step_code_hash takes the same hashes (its per-process cache bypassed)
+    assert codehash.step_code_hash.__wrapped__("minip_train") == \
+        json.loads(computed)["steps"]["minip_train"][0]
+    # another list of steps is another table
+    with pytest.raises(AssertionError, match="computed although"):
+        codehash.shared_code_hashes(steps[:3])
+
+
+def test_a_kept_table_of_another_package_or_damaged_is_never_used(tmp_path, monkeypatch):
+    steps = [("minip_train", None), ("table", None)]
+    digest = codehash.package_digest()
+    _fresh(monkeypatch, tmp_path)
+    computed = codehash._compute_shared(steps, digest, PACKAGE)
+    path = codehash._cache_file(digest, steps)
+    other = json.loads(computed)
+    other["package"] = "0" * 64
+    other["steps"]["minip_train"][0] = "f" * 64
+    for kept in (json.dumps(other), "{not json", "[]", '{"package": 1}'):
+        path.parent.mkdir(parents=True, exist_ok=True)
+        path.write_text(kept)
+        _fresh(monkeypatch, tmp_path)
+        assert codehash.shared_code_hashes(steps) == computed
+        assert path.read_text() == computed  # replaced by the right table
+
+
+def test_a_cache_folder_that_cannot_be_written_only_costs_the_computation(tmp_path, monkeypatch):
+    steps = [("minip_train", None)]
+    blocker = tmp_path / "a-file"
+    blocker.write_text("not a folder")
+    _fresh(monkeypatch, blocker / "cache")
+    assert codehash.shared_code_hashes(steps) == codehash._compute_shared(
+        steps, codehash.package_digest(), PACKAGE)
+
+
+def test_the_cache_keeps_only_its_newest_tables(tmp_path, monkeypatch):
+    _fresh(monkeypatch, tmp_path)
+    for k in range(codehash.CACHE_KEEP + 5):
+        old = tmp_path / f"code-hashes-old{k:02d}.json"
+        old.write_text("{}")
+        os.utime(old, (1_000_000 + k, 1_000_000 + k))
+    codehash.shared_code_hashes([("table", None)])
+    kept = sorted(p.name for p in tmp_path.glob("code-hashes-*.json"))
+    assert len(kept) == codehash.CACHE_KEEP
+    assert "code-hashes-old00.json" not in kept and "code-hashes-old20.json" in kept

@@ -20,6 +20,13 @@ A job records its step's hash and module list in its sidecar. Computing them par
 them to its jobs in ``CODE_HASHES_ENV`` (``shared_code_hashes``), stamped with the digest of every
 module of the package (``package_digest``); a job uses them only when its own package has that
 digest (``step_code``), so what it records is what it would compute.
+
+That table costs about a second to compute, paid by every Snakemake process that parses the
+workflow (a dry run, a rebuilt figure, each job of a Slurm bundle). So it is kept on disk, in
+``$ATTNRANK_CACHE_DIR`` (default ``$XDG_CACHE_HOME/attnrank``, else ``~/.cache/attnrank``), one
+small file per (package digest, Python version, list of steps), the newest ``CACHE_KEEP`` kept: a
+file is used only when its package digest is this package's, so an edit to any module computes it
+again. A folder that cannot be written only costs the second.
 """
 
 from __future__ import annotations
@@ -28,6 +35,7 @@ import ast
 import hashlib
 import json
 import os
+import sys
 from collections.abc import Iterable
 from functools import cache, lru_cache
 from pathlib import Path
@@ -39,6 +47,9 @@ PACKAGE_DIR = Path(__file__).resolve().parents[1]
 BASE_MODULES = ("attnrank.core.io",)
 # The workflow's step code hashes for its jobs (``shared_code_hashes``).
 CODE_HASHES_ENV = "ATTNRANK_CODE_HASHES"
+# Where ``shared_code_hashes`` keeps its tables (see the module docstring), and how many.
+CACHE_ENV = "ATTNRANK_CACHE_DIR"
+CACHE_KEEP = 16
 # Run control and publishing: never part of a step's code (see the module docstring).
 NOT_SCIENCE = ("attnrank.pipeline", "attnrank.publish", "attnrank.cli", "attnrank.__main__")
 
@@ -182,10 +193,17 @@ def step_entries(step: str, figure: str | None = None) -> tuple[str, ...]:
     return entries
 
 
+# Code hashes of this package's steps that ``shared_code_hashes`` computed or read from its
+# cache in this process (key: ``_key(step, figure)``).
+_KNOWN: dict[str, str] = {}
+
+
 @cache
 def step_code_hash(step: str, figure: str | None = None) -> str:
-    """The code hash of a registered step in this checkout (cached per process)."""
-    return closure_hash(step_entries(step, figure))
+    """The code hash of a registered step in this checkout (cached per process; taken from
+    ``shared_code_hashes`` when it has run here)."""
+    known = _KNOWN.get(_key(step, figure))
+    return known if known is not None else closure_hash(step_entries(step, figure))
 
 
 def closure_modules(entries: tuple[str, ...], package_dir: Path = PACKAGE_DIR) -> list[str]:
@@ -211,11 +229,66 @@ def _key(step: str, figure: str | None) -> str:
     return step if figure is None else f"{step}:{figure}"
 
 
+def cache_dir() -> Path:
+    """The folder of the code-hash tables: ``$ATTNRANK_CACHE_DIR``, else
+    ``$XDG_CACHE_HOME/attnrank``, else ``~/.cache/attnrank``."""
+    if os.environ.get(CACHE_ENV):
+        return Path(os.environ[CACHE_ENV])
+    return Path(os.environ.get("XDG_CACHE_HOME") or Path.home() / ".cache") / PACKAGE
+
+
+def _cache_file(digest: str, steps: list[tuple[str, str | None]]) -> Path:
+    key = json.dumps([digest, sys.version, steps], separators=(",", ":"))
+    return cache_dir() / f"code-hashes-{hashlib.sha256(key.encode()).hexdigest()[:32]}.json"
+
+
+def _read_cached(path: Path, digest: str, keys: set[str]) -> str | None:
+    """The table in ``path`` when it is one of this package (``digest``) for exactly ``keys``."""
+    try:
+        text = path.read_text()
+        rec = json.loads(text)
+        if rec["package"] == digest and set(rec["steps"]) == keys:
+            return text
+    except (OSError, ValueError, KeyError, TypeError):
+        pass  # absent, unreadable or damaged: compute
+    return None
+
+
+def _write_cached(path: Path, text: str) -> None:
+    """Write ``path`` atomically and keep the newest ``CACHE_KEEP`` tables; never fails."""
+    try:
+        path.parent.mkdir(parents=True, exist_ok=True)
+        tmp = path.with_name(f".{path.name}.{os.getpid()}.tmp")
+        tmp.write_text(text)
+        os.replace(tmp, path)
+        tables = sorted(path.parent.glob("code-hashes-*.json"), key=lambda p: p.stat().st_mtime)
+        for old in tables[:-CACHE_KEEP]:
+            old.unlink(missing_ok=True)
+    except OSError:
+        pass  # a folder we cannot write: the next parse computes again
+
+
 def shared_code_hashes(steps: Iterable[tuple[str, str | None]],
                        package_dir: Path = PACKAGE_DIR) -> str:
     """The ``CODE_HASHES_ENV`` value for the (step, figure) pairs of ``steps``: JSON
     ``{"package": package_digest, "modules": [path, ...], "steps": {key: [hash, [module index,
-    ...]]}}`` (key: the step, or ``step:figure``)."""
+    ...]]}}`` (key: the step, or ``step:figure``). For this package, read from the cache folder
+    when a table of this package digest is there (``cache_dir``), else computed and kept there."""
+    steps = [(step, figure) for step, figure in steps]
+    digest = package_digest(package_dir)
+    own = package_dir == PACKAGE_DIR
+    path = _cache_file(digest, steps)
+    text = _read_cached(path, digest, {_key(*s) for s in steps}) if own else None
+    if text is None:
+        text = _compute_shared(steps, digest, package_dir)
+        if own:
+            _write_cached(path, text)
+    if own:
+        _KNOWN.update({key: str(rec[0]) for key, rec in json.loads(text)["steps"].items()})
+    return text
+
+
+def _compute_shared(steps: list[tuple[str, str | None]], digest: str, package_dir: Path) -> str:
     modules: list[str] = []
     index: dict[str, int] = {}
     table: dict[str, list[Any]] = {}
@@ -226,11 +299,11 @@ def shared_code_hashes(steps: Iterable[tuple[str, str | None]],
             if path not in index:
                 index[path] = len(modules)
                 modules.append(path)
-        digest = (step_code_hash(step, figure) if package_dir == PACKAGE_DIR
-                  else closure_hash(entries, package_dir))
-        table[_key(step, figure)] = [digest, [index[p] for p in paths]]
-    return json.dumps({"package": package_digest(package_dir), "modules": modules,
-                       "steps": table}, separators=(",", ":"))
+        code = (step_code_hash(step, figure) if package_dir == PACKAGE_DIR
+                else closure_hash(entries, package_dir))
+        table[_key(step, figure)] = [code, [index[p] for p in paths]]
+    return json.dumps({"package": digest, "modules": modules, "steps": table},
+                      separators=(",", ":"))
 
 
 def step_code(step: str, figure: str | None = None) -> tuple[str, list[str]]:
