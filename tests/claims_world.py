@@ -11,6 +11,7 @@ new) and a pass, a fail and a not-run case in ``test_claims_verdicts.py``.
 from __future__ import annotations
 
 import copy
+import functools
 from pathlib import Path
 from typing import Any
 
@@ -519,7 +520,13 @@ def open3_world() -> dict[str, pd.DataFrame]:
 
 
 def world() -> dict[str, pd.DataFrame]:
-    """Every table some claim reads, each claim passing on them."""
+    """Every table some claim reads, each claim passing on them: a deep copy of one build per
+    process (building takes about a second; a test edits its own copy)."""
+    return {name: table.copy(deep=True) for name, table in _world().items()}
+
+
+@functools.cache
+def _world() -> dict[str, pd.DataFrame]:
     return {"minip_length_sweep": length_sweep(), "minip_constructions": constructions(),
             "minip_rank_vs_m": rank_vs_m(), "minip_information_bound": information_bound(),
             "minip_witness": witness(), "minip_witness_families": witness_families(),

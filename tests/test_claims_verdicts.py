@@ -455,6 +455,18 @@ def test_every_claim_is_tested_pass_fail_and_not_run():
         assert verdicts == expected, (cid, verdicts)
 
 
+def test_every_world_is_a_copy_of_its_own():
+    """A test that edits its world in place leaves every other test's world as built."""
+    first, second = world(), world()
+    for table in first.values():
+        if len(table.columns):
+            table[table.columns[0]] = "edited"
+        table.insert(0, "added", 1)
+    for name, table in world().items():
+        assert table.equals(second[name]) and list(table.columns) == list(second[name].columns)
+        assert "added" not in table.columns and "added" in first[name].columns
+
+
 def test_the_world_passes_every_claim():
     tables = world()
     assert {cid: verdict_of(cid, tables)[0] for cid in CLAIMS} == {
