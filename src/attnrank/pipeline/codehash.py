@@ -276,15 +276,14 @@ def shared_code_hashes(steps: Iterable[tuple[str, str | None]],
     when a table of this package digest is there (``cache_dir``), else computed and kept there."""
     steps = [(step, figure) for step, figure in steps]
     digest = package_digest(package_dir)
-    own = package_dir == PACKAGE_DIR
+    if package_dir != PACKAGE_DIR:  # another package (tests): never cached
+        return _compute_shared(steps, digest, package_dir)
     path = _cache_file(digest, steps)
-    text = _read_cached(path, digest, {_key(*s) for s in steps}) if own else None
+    text = _read_cached(path, digest, {_key(*s) for s in steps})
     if text is None:
         text = _compute_shared(steps, digest, package_dir)
-        if own:
-            _write_cached(path, text)
-    if own:
-        _KNOWN.update({key: str(rec[0]) for key, rec in json.loads(text)["steps"].items()})
+        _write_cached(path, text)
+    _KNOWN.update({key: str(rec[0]) for key, rec in json.loads(text)["steps"].items()})
     return text
 
 
